@@ -1,0 +1,159 @@
+// Package contracts is shelldon's shared vocabulary: the messages, tool calls,
+// tool results, model requests and turn results that the core, the broker and
+// the worker exchange. It depends on the standard library only, so every other
+// package may import it without pulling in anything else (see repo_test.go).
+package contracts
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Role says who wrote a Message.
+type Role string
+
+// The roles of a conversation. RoleTool carries the results of the tool calls
+// in the assistant message right before it.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one entry of a conversation, in shelldon's provider-neutral form.
+// Adapters translate it to and from each wire format.
+type Message struct {
+	Role        Role         `json:"role"`
+	Text        string       `json:"text,omitempty"`
+	ToolCalls   []ToolCall   `json:"tool_calls,omitempty"`   // RoleAssistant only
+	ToolResults []ToolResult `json:"tool_results,omitempty"` // RoleTool only
+}
+
+// ToolCall is a model's request to run one tool.
+//
+// Arguments is the text the model sent, verbatim: it may not be JSON at all,
+// and the worker's loop (not the adapter) turns that into a failed result.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolResult answers one ToolCall. A tool that failed, timed out, was unknown
+// or got bad arguments is OK=false with the reason in Content; that is a
+// normal outcome for the model, not a Go error.
+type ToolResult struct {
+	CallID  string `json:"call_id"`
+	Name    string `json:"name"`
+	OK      bool   `json:"ok"`
+	Content string `json:"content"`
+}
+
+// Tier says whether a tool runs inline (FREE) or only after the owner approves
+// the exact call (RISKY).
+type Tier string
+
+// The tool tiers of DESIGN section 3.
+const (
+	TierFree  Tier = "free"
+	TierRisky Tier = "risky"
+)
+
+// ToolSpec is what the model is told about a tool. Parameters is a JSON Schema
+// object.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Request is one model call: the system prompt, the conversation so far and
+// the tools on offer. An empty Tools list asks for a plain text answer.
+type Request struct {
+	System    string     `json:"system,omitempty"`
+	Messages  []Message  `json:"messages"`
+	Tools     []ToolSpec `json:"tools,omitempty"`
+	MaxTokens int        `json:"max_tokens,omitempty"`
+}
+
+// Usage counts the tokens of one or more model calls.
+type Usage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// Add returns the sum of two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{InputTokens: u.InputTokens + o.InputTokens, OutputTokens: u.OutputTokens + o.OutputTokens}
+}
+
+// Completion is a model's answer to a Request, normalized: Message has
+// RoleAssistant and holds the text and the tool calls in the order the model
+// gave them.
+type Completion struct {
+	Message    Message `json:"message"`
+	StopReason string  `json:"stop_reason,omitempty"`
+	Usage      Usage   `json:"usage"`
+	Provider   string  `json:"provider,omitempty"`
+	Model      string  `json:"model,omitempty"`
+}
+
+// Limits bound one turn.
+type Limits struct {
+	MaxToolCalls int           `json:"max_tool_calls"` // tool executions per turn
+	Budget       time.Duration `json:"budget"`         // wall time of the whole turn
+	Reserve      time.Duration `json:"reserve"`        // under this much left, stop and answer
+	MaxTokens    int           `json:"max_tokens"`     // per model call
+}
+
+// Job is what the core hands a worker for one turn.
+type Job struct {
+	Chat      string    `json:"chat"`
+	Turn      int64     `json:"turn"`
+	System    string    `json:"system"`
+	History   []Message `json:"history"`
+	Input     string    `json:"input"`
+	Workspace string    `json:"workspace"`
+	Limits    Limits    `json:"limits"`
+	Deadline  time.Time `json:"deadline"`
+}
+
+// ToolEvent reports one tool execution as it happens, for display and audit.
+// Arguments are already redacted.
+type ToolEvent struct {
+	Phase     string        `json:"phase"` // "start" or "end"
+	CallID    string        `json:"call_id"`
+	Tool      string        `json:"tool"`
+	Arguments string        `json:"arguments"`
+	OK        bool          `json:"ok,omitempty"`
+	Summary   string        `json:"summary,omitempty"`
+	Duration  time.Duration `json:"duration,omitempty"`
+}
+
+// Tool event phases.
+const (
+	PhaseStart = "start"
+	PhaseEnd   = "end"
+)
+
+// Stop reasons of a turn that ended before the model gave its own answer.
+const (
+	StopToolLimit = "tool_limit"
+	StopDeadline  = "deadline"
+	StopCancelled = "cancelled"
+	StopError     = "error"
+)
+
+// Result is what a worker returns at the end of a turn.
+//
+// Messages are the turn's new messages, starting with the user's input, in
+// the order they happened; the core appends them to the chat's history.
+type Result struct {
+	Reply     string    `json:"reply"`
+	Messages  []Message `json:"messages"`
+	ToolCalls int       `json:"tool_calls"`
+	Usage     Usage     `json:"usage"`
+	Stopped   string    `json:"stopped,omitempty"`
+	Provider  string    `json:"provider,omitempty"`
+	Model     string    `json:"model,omitempty"`
+}

@@ -1,0 +1,132 @@
+// Package wire frames the messages between the daemon and its child processes
+// (the per-turn worker, and later the sandbox helper): a 4-byte big-endian
+// length followed by that many bytes of JSON. The length is checked against a
+// cap before anything is allocated, so a broken or hostile peer cannot make
+// the reader allocate more than the cap.
+package wire
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// MaxFrame is the default cap on one frame's body.
+const MaxFrame = 16 << 20
+
+// ErrTooLarge is returned for a frame whose declared length exceeds the cap.
+var ErrTooLarge = errors.New("wire: frame too large")
+
+// Frame types exchanged between the daemon and a worker.
+const (
+	TypeJob        = "job"        // daemon → worker: contracts.Job
+	TypeComplete   = "complete"   // worker → daemon: contracts.Request
+	TypeCompletion = "completion" // daemon → worker: contracts.Completion, or Error
+	TypeEvent      = "event"      // worker → daemon: contracts.ToolEvent
+	TypeResult     = "result"     // worker → daemon: contracts.Result, or Error
+)
+
+// Frame is one message. Body holds the JSON of the type's payload; Error is
+// set instead when the sender reports a failure.
+type Frame struct {
+	Type  string          `json:"type"`
+	Body  json.RawMessage `json:"body,omitempty"`
+	Error string          `json:"error,omitempty"`
+}
+
+// Decode unmarshals the frame's body into v.
+func (f Frame) Decode(v any) error {
+	if err := json.Unmarshal(f.Body, v); err != nil {
+		return fmt.Errorf("wire: decode %s frame: %w", f.Type, err)
+	}
+	return nil
+}
+
+// Conn reads and writes frames over a pair of streams. Writes are safe for
+// concurrent use; reads are not.
+type Conn struct {
+	r   *bufio.Reader
+	w   io.Writer
+	max int
+	mu  sync.Mutex
+}
+
+// NewConn returns a Conn reading from r and writing to w, with frames capped
+// at max bytes (MaxFrame when max <= 0).
+func NewConn(r io.Reader, w io.Writer, max int) *Conn {
+	if max <= 0 {
+		max = MaxFrame
+	}
+	return &Conn{r: bufio.NewReader(r), w: w, max: max}
+}
+
+// Send writes one frame of type typ whose body is v marshaled to JSON.
+func (c *Conn) Send(typ string, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("wire: encode %s frame: %w", typ, err)
+	}
+	return c.write(Frame{Type: typ, Body: body})
+}
+
+// SendError writes one frame of type typ that reports a failure.
+func (c *Conn) SendError(typ string, msg string) error {
+	return c.write(Frame{Type: typ, Error: msg})
+}
+
+func (c *Conn) write(f Frame) error {
+	data, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("wire: encode frame: %w", err)
+	}
+	if len(data) > c.max {
+		return fmt.Errorf("%w: %d bytes, cap %d", ErrTooLarge, len(data), c.max)
+	}
+	buf := make([]byte, 4+len(data))
+	binary.BigEndian.PutUint32(buf, uint32(len(data)))
+	copy(buf[4:], data)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, err := c.w.Write(buf); err != nil {
+		return fmt.Errorf("wire: write %s frame: %w", f.Type, err)
+	}
+	return nil
+}
+
+// Recv reads the next frame. It returns io.EOF when the peer closed the
+// stream cleanly between frames.
+func (c *Conn) Recv() (Frame, error) {
+	return ReadFrame(c.r, c.max)
+}
+
+// ReadFrame reads one frame from r, refusing a declared length above max
+// before allocating for it.
+func ReadFrame(r io.Reader, max int) (Frame, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return Frame{}, fmt.Errorf("wire: truncated frame header: %w", err)
+		}
+		return Frame{}, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if uint64(n) > uint64(max) {
+		return Frame{}, fmt.Errorf("%w: %d bytes, cap %d", ErrTooLarge, n, max)
+	}
+	data := make([]byte, n)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return Frame{}, fmt.Errorf("wire: truncated frame body: %w", err)
+	}
+	var f Frame
+	if err := json.Unmarshal(data, &f); err != nil {
+		return Frame{}, fmt.Errorf("wire: malformed frame: %w", err)
+	}
+	if f.Type == "" {
+		return Frame{}, errors.New("wire: frame without a type")
+	}
+	return f, nil
+}

@@ -1,0 +1,118 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type payload struct {
+	Text string `json:"text"`
+	N    int    `json:"n"`
+}
+
+func TestRoundTrip(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	c := NewConn(&buf, &buf, 0)
+	want := payload{Text: "héllo\x00\u202e", N: 42}
+	if err := c.Send(TypeJob, want); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SendError(TypeResult, "boom"); err != nil {
+		t.Fatal(err)
+	}
+	f, err := c.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got payload
+	if err := f.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("payload (-want +got):\n%s", diff)
+	}
+	f, err = c.Recv()
+	if err != nil || f.Type != TypeResult || f.Error != "boom" {
+		t.Fatalf("error frame = %+v, %v", f, err)
+	}
+	if _, err := c.Recv(); err != io.EOF {
+		t.Fatalf("after last frame: %v, want io.EOF", err)
+	}
+}
+
+// A 4 GiB declared length must be refused from the header alone: a few small
+// allocations at most, never the body.
+func TestOversizeRefusedBeforeAllocation(t *testing.T) {
+	hdr := make([]byte, 4)
+	binary.BigEndian.PutUint32(hdr, 0xFFFFFFFF)
+	_, err := ReadFrame(bytes.NewReader(hdr), 1024)
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("err = %v, want ErrTooLarge", err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 100 {
+		ReadFrame(bytes.NewReader(hdr), 1024)
+	}
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("refusing 100 oversize frames allocated %d bytes", grew)
+	}
+}
+
+func TestSendRefusesOversize(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	c := NewConn(&buf, &buf, 64)
+	err := c.Send(TypeJob, payload{Text: strings.Repeat("x", 100)})
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("err = %v, want ErrTooLarge", err)
+	}
+	if buf.Len() != 0 {
+		t.Errorf("%d bytes written for a refused frame", buf.Len())
+	}
+}
+
+func TestMalformed(t *testing.T) {
+	t.Parallel()
+	frame := func(body string) []byte {
+		b := make([]byte, 4+len(body))
+		binary.BigEndian.PutUint32(b, uint32(len(body)))
+		copy(b[4:], body)
+		return b
+	}
+	cases := map[string][]byte{
+		"truncated header": {0, 0},
+		"truncated body":   frame(`{"type":"job"}`)[:8],
+		"not json":         frame(`not json`),
+		"no type":          frame(`{"body":{}}`),
+		"json array":       frame(`[1,2]`),
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, err := ReadFrame(bytes.NewReader(in), 1024); err == nil || err == io.EOF {
+				t.Fatalf("ReadFrame accepted %q: err=%v", in, err)
+			}
+		})
+	}
+}
+
+func FuzzReadFrame(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 2, '{', '}'})
+	f.Add([]byte{0, 0, 0, 14, '{', '"', 't', 'y', 'p', 'e', '"', ':', '"', 'x', '"', '}', ' ', ' '})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fr, err := ReadFrame(bytes.NewReader(data), 4096)
+		if err == nil && fr.Type == "" {
+			t.Fatal("accepted a frame without a type")
+		}
+	})
+}

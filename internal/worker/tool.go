@@ -1,0 +1,110 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/shelldon/shelldon/internal/contracts"
+)
+
+// Tool is one tool the model may call in a turn.
+//
+// Run receives arguments that were already filtered to Schema's declared
+// properties and validated against it. A returned error is a failed result
+// for the model (ToolResult{OK: false}), never a failure of the turn.
+type Tool struct {
+	Name        string
+	Description string
+	Tier        contracts.Tier
+	Schema      *jsonschema.Schema
+	Run         func(ctx context.Context, args json.RawMessage) (string, error)
+
+	resolved *jsonschema.Resolved
+}
+
+// Spec returns what the model is told about the tool.
+func (t *Tool) Spec() contracts.ToolSpec {
+	params, _ := json.Marshal(t.Schema)
+	return contracts.ToolSpec{Name: t.Name, Description: t.Description, Parameters: params}
+}
+
+// NewTool builds a Tool whose parameter schema is derived from the Go type In
+// and whose arguments are decoded into an In before fn runs.
+func NewTool[In any](name, description string, tier contracts.Tier, fn func(context.Context, In) (string, error)) (*Tool, error) {
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: derive schema: %w", name, err)
+	}
+	return &Tool{
+		Name:        name,
+		Description: description,
+		Tier:        tier,
+		Schema:      schema,
+		Run: func(ctx context.Context, raw json.RawMessage) (string, error) {
+			var in In
+			if err := json.Unmarshal(raw, &in); err != nil {
+				return "", fmt.Errorf("arguments do not fit the schema: %v", err)
+			}
+			return fn(ctx, in)
+		},
+	}, nil
+}
+
+// Registry holds the tools of a turn by name. It refuses duplicate names.
+type Registry struct {
+	tools map[string]*Tool
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{tools: map[string]*Tool{}} }
+
+// Add registers t, resolving its schema. A duplicate name or a schema that
+// does not resolve is an error.
+func (r *Registry) Add(t *Tool) error {
+	if t == nil || t.Name == "" {
+		return fmt.Errorf("registry: tool without a name")
+	}
+	if _, dup := r.tools[t.Name]; dup {
+		return fmt.Errorf("registry: duplicate tool %q", t.Name)
+	}
+	if t.Schema == nil {
+		t.Schema = &jsonschema.Schema{Type: "object"}
+	}
+	res, err := t.Schema.Resolve(nil)
+	if err != nil {
+		return fmt.Errorf("registry: tool %q: resolve schema: %w", t.Name, err)
+	}
+	t.resolved = res
+	r.tools[t.Name] = t
+	return nil
+}
+
+// Get returns the tool called name.
+func (r *Registry) Get(name string) (*Tool, bool) {
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// Tools returns every registered tool, sorted by name.
+func (r *Registry) Tools() []*Tool {
+	out := make([]*Tool, 0, len(r.tools))
+	for _, t := range r.tools {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Specs returns the specs of every registered tool, sorted by name.
+func (r *Registry) Specs() []contracts.ToolSpec {
+	tools := r.Tools()
+	out := make([]contracts.ToolSpec, len(tools))
+	for i, t := range tools {
+		out[i] = t.Spec()
+	}
+	return out
+}
