@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/shelldon/shelldon/internal/contracts"
 )
 
 // MaxFrame is the default cap on one frame's body.
@@ -28,6 +30,7 @@ const (
 	TypeCompletion = "completion" // daemon → worker: contracts.Completion, or Error
 	TypeEvent      = "event"      // worker → daemon: contracts.ToolEvent
 	TypeResult     = "result"     // worker → daemon: contracts.Result, or Error
+	TypeCancel     = "cancel"     // daemon → worker: end the turn now with what it has
 )
 
 // Frame is one message. Body holds the JSON of the type's payload; Error is
@@ -129,4 +132,19 @@ func ReadFrame(r io.Reader, max int) (Frame, error) {
 		return Frame{}, errors.New("wire: frame without a type")
 	}
 	return f, nil
+}
+
+// CompleteMsg is the body of a TypeComplete frame: a model call the worker
+// asks the daemon to make. Seq pairs it with its CompletionMsg.
+type CompleteMsg struct {
+	Seq     int64             `json:"seq"`
+	Request contracts.Request `json:"request"`
+}
+
+// CompletionMsg is the body of a TypeCompletion frame. Error is set, and
+// Completion empty, when the model could not be reached.
+type CompletionMsg struct {
+	Seq        int64                `json:"seq"`
+	Completion contracts.Completion `json:"completion"`
+	Error      string               `json:"error,omitempty"`
 }

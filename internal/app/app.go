@@ -1,0 +1,217 @@
+// Package app wires shelldon together: it loads the config, opens the store,
+// builds the broker's provider chain and the core, and holds the command
+// line. It is the only package that sees both the core and the broker.
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/shelldon/shelldon/internal/broker"
+	"github.com/shelldon/shelldon/internal/broker/anthropic"
+	"github.com/shelldon/shelldon/internal/broker/openai"
+	"github.com/shelldon/shelldon/internal/broker/provider"
+	"github.com/shelldon/shelldon/internal/childproc"
+	"github.com/shelldon/shelldon/internal/config"
+	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/core"
+	"github.com/shelldon/shelldon/internal/core/store"
+	"github.com/shelldon/shelldon/internal/redact"
+)
+
+// File names inside the home.
+const (
+	dbFile       = "shelldon.db"
+	tokenFile    = "api_token"
+	historyFile  = "chat_history"
+	workspaceDir = "workspace"
+)
+
+// App is a running shelldon: config, store, providers and core.
+type App struct {
+	Config    *config.Config
+	Store     *store.Store
+	Core      *core.Core
+	Log       *slog.Logger
+	Redactor  *redact.Redactor
+	Providers []provider.Provider
+}
+
+// Open loads the config of home and starts everything a turn needs.
+func Open(ctx context.Context, home string, environ []string, logw io.Writer, level slog.Level) (*App, error) {
+	cfg, err := config.Load(home, environ)
+	if err != nil {
+		return nil, err
+	}
+	red := redact.New(cfg.Secrets()...)
+	if level == 0 {
+		level = parseLevel(cfg.Log.Level)
+	}
+	log := slog.New(&redactingHandler{Handler: slog.NewTextHandler(logw, &slog.HandlerOptions{Level: level}), red: red})
+	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
+		return nil, fmt.Errorf("create home %s: %w", cfg.Home, err)
+	}
+	if err := os.MkdirAll(cfg.Workspace, 0o700); err != nil {
+		return nil, fmt.Errorf("create workspace %s: %w", cfg.Workspace, err)
+	}
+	st, err := store.Open(ctx, cfg.Path(dbFile))
+	if err != nil {
+		return nil, err
+	}
+	if n, err := st.RecoverRunning(ctx, timeNow()); err != nil {
+		st.Close()
+		return nil, err
+	} else if n > 0 {
+		log.Warn("turns interrupted by a crash were closed", "count", n)
+	}
+	providers, err := buildProviders(cfg)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	chain := broker.NewChain(providers, broker.Options{Logger: log})
+	exe, err := core.Executable()
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	c, err := core.New(core.Options{
+		Store:   st,
+		Model:   chain,
+		Spawner: &core.ExecSpawner{Path: exe, Args: childproc.WorkerArgs, Env: core.WorkerEnv(environ), Logger: log},
+		Limits: contracts.Limits{
+			MaxToolCalls: cfg.Agent.MaxToolCalls,
+			Budget:       cfg.Agent.TurnBudget.D(),
+			Reserve:      cfg.Agent.Reserve.D(),
+			MaxTokens:    cfg.Provider.MaxTokens,
+		},
+		HistoryChars: cfg.Agent.HistoryChars,
+		System:       cfg.Agent.SystemPrompt,
+		Workspace:    cfg.Workspace,
+		Workers:      cfg.Agent.Workers,
+		Redact:       red.JSONArgs,
+		Logger:       log,
+	})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &App{Config: cfg, Store: st, Core: c, Log: log, Redactor: red, Providers: providers}, nil
+}
+
+// Close releases what Open took.
+func (a *App) Close() error { return a.Store.Close() }
+
+// buildProviders makes one adapter per configured provider, in order.
+func buildProviders(cfg *config.Config) ([]provider.Provider, error) {
+	var out []provider.Provider
+	for _, p := range cfg.Providers() {
+		pc := provider.Config{
+			Name: p.Name, Kind: p.Kind, BaseURL: p.BaseURL, Model: p.Model, APIKey: cfg.APIKey(p),
+			Stream: p.Stream == nil || *p.Stream, Timeout: p.Timeout.D(), MaxTokens: p.MaxTokens,
+		}
+		switch p.Kind {
+		case config.KindAnthropic:
+			out = append(out, anthropic.New(pc))
+		case config.KindOpenAI:
+			out = append(out, openai.New(pc))
+		default:
+			return nil, fmt.Errorf("provider %q: unknown kind %q", p.Name, p.Kind)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no provider configured")
+	}
+	return out, nil
+}
+
+// APIToken returns the bearer token of the HTTP API: SHELLDON_API_TOKEN when
+// set, else the token file in home, generated (mode 0600) on first use.
+func APIToken(cfg *config.Config) (token, source string, err error) {
+	if t := cfg.Secret("SHELLDON_API_TOKEN"); t != "" {
+		return t, "SHELLDON_API_TOKEN", nil
+	}
+	path := cfg.Path(tokenFile)
+	if data, err := os.ReadFile(path); err == nil {
+		if t := strings.TrimSpace(string(data)); t != "" {
+			return t, path, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", "", fmt.Errorf("read API token: %w", err)
+	}
+	var b [32]byte
+	rand.Read(b[:])
+	t := hex.EncodeToString(b[:])
+	if err := config.WriteFileAtomic(path, []byte(t+"\n"), 0o600); err != nil {
+		return "", "", fmt.Errorf("write API token: %w", err)
+	}
+	return t, path, nil
+}
+
+func parseLevel(s string) slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}
+
+// redactingHandler removes secrets from every log message and attribute.
+type redactingHandler struct {
+	slog.Handler
+	red *redact.Redactor
+}
+
+func (h *redactingHandler) Handle(ctx context.Context, r slog.Record) error {
+	nr := slog.NewRecord(r.Time, r.Level, h.red.String(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		nr.AddAttrs(h.redactAttr(a))
+		return true
+	})
+	return h.Handler.Handle(ctx, nr)
+}
+
+func (h *redactingHandler) redactAttr(a slog.Attr) slog.Attr {
+	switch a.Value.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, h.red.String(a.Value.String()))
+	case slog.KindGroup:
+		attrs := a.Value.Group()
+		out := make([]any, len(attrs))
+		for i, g := range attrs {
+			out[i] = h.redactAttr(g)
+		}
+		return slog.Group(a.Key, out...)
+	case slog.KindAny:
+		return slog.String(a.Key, h.red.String(fmt.Sprint(a.Value.Any())))
+	}
+	return a
+}
+
+func (h *redactingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	out := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		out[i] = h.redactAttr(a)
+	}
+	return &redactingHandler{Handler: h.Handler.WithAttrs(out), red: h.red}
+}
+
+func (h *redactingHandler) WithGroup(name string) slog.Handler {
+	return &redactingHandler{Handler: h.Handler.WithGroup(name), red: h.red}
+}
+
+// homeDir resolves the home from a flag value or the environment.
+func homeDir(flag string, environ []string) (string, error) {
+	if flag != "" {
+		return filepath.Abs(flag)
+	}
+	return config.DefaultHome(environ)
+}

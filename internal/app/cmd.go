@@ -1,0 +1,277 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shelldon/shelldon/internal/config"
+	"github.com/shelldon/shelldon/internal/core/store"
+	"github.com/shelldon/shelldon/internal/transport/cli"
+	"github.com/shelldon/shelldon/internal/transport/web"
+)
+
+// Version is set at build time with -ldflags "-X .../internal/app.Version=v1.2.3".
+var Version = "dev"
+
+// Exit statuses.
+const (
+	exitOK     = 0
+	exitFail   = 1
+	exitConfig = 2 // a bad config or bad command-line usage
+)
+
+// timeNow is the clock of the commands.
+var timeNow = time.Now
+
+// Main runs the shelldon command line and returns its exit status.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
+	var homeFlag string
+	root := &cobra.Command{
+		Use:   "shelldon",
+		Short: "A personal AI agent that grows its own toolbox",
+		Long: "shelldon is a personal AI agent for one owner. It chats over the terminal and an HTTP API,\n" +
+			"uses tools through each provider's native function calling, and keeps everything in\n" +
+			"$SHELLDON_HOME (default ~/.shelldon). Start with `shelldon init`, then `shelldon chat`.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().StringVar(&homeFlag, "home", "", "shelldon's home directory (default $SHELLDON_HOME or ~/.shelldon)")
+	home := func() (string, error) { return homeDir(homeFlag, environ) }
+	env := cmdEnv{home: home, environ: environ, stdin: stdin, stdout: stdout, stderr: stderr}
+
+	root.AddCommand(
+		env.initCmd(),
+		env.chatCmd(),
+		env.serveCmd(),
+		env.doctorCmd(),
+		env.auditCmd(),
+		&cobra.Command{
+			Use:   "version",
+			Short: "Print the version",
+			Args:  cobra.NoArgs,
+			Run: func(cmd *cobra.Command, _ []string) {
+				fmt.Fprintf(stdout, "shelldon %s (%s, %s/%s)\n", versionString(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			},
+		},
+	)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ce *config.Error
+	var ee exitError
+	switch {
+	case errors.As(err, &ee):
+		if ee.msg != "" {
+			fmt.Fprintln(stderr, ee.msg)
+		}
+		return ee.code
+	case errors.As(err, &ce):
+		fmt.Fprintf(stderr, "shelldon: bad config: %v\n", err)
+		return exitConfig
+	case isUsage(err):
+		fmt.Fprintf(stderr, "shelldon: %v\nRun 'shelldon --help' for usage.\n", err)
+		return exitConfig
+	default:
+		fmt.Fprintf(stderr, "shelldon: %v\n", err)
+		return exitFail
+	}
+}
+
+// exitError ends a command with a given status.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d: %s", e.code, e.msg) }
+
+func isUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires ", "invalid argument", "flag needs"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func versionString() string {
+	if Version != "dev" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				return "dev-" + s.Value[:12]
+			}
+		}
+	}
+	return Version
+}
+
+// cmdEnv is what every subcommand gets from Main.
+type cmdEnv struct {
+	home    func() (string, error)
+	environ []string
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
+}
+
+func (e cmdEnv) open(ctx context.Context, level slog.Level) (*App, error) {
+	home, err := e.home()
+	if err != nil {
+		return nil, err
+	}
+	return Open(ctx, home, e.environ, e.stderr, level)
+}
+
+func (e cmdEnv) chatCmd() *cobra.Command {
+	var message, chat string
+	cmd := &cobra.Command{
+		Use:   "chat",
+		Short: "Chat with shelldon in the terminal",
+		Long: "Chat with shelldon in the terminal: line editing and history, tool calls shown as they\n" +
+			"happen; Ctrl-C cancels the running turn, Ctrl-D quits. With -m, answer one message and exit.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := e.open(cmd.Context(), slog.LevelWarn)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			term := &cli.Terminal{
+				Chat: a.Core, ChatName: chat, In: e.stdin, Out: e.stdout, Err: e.stderr,
+				HistoryFile: a.Config.Path(historyFile),
+			}
+			if cmd.Flags().Changed("message") {
+				out, err := term.Once(cmd.Context(), message)
+				if err != nil {
+					return err
+				}
+				if out.Stopped != "" {
+					return exitError{code: exitFail}
+				}
+				return nil
+			}
+			return term.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVarP(&message, "message", "m", "", "send one message, print the reply and exit")
+	cmd.Flags().StringVar(&chat, "chat", "terminal", "the conversation to continue")
+	return cmd
+}
+
+func (e cmdEnv) serveCmd() *cobra.Command {
+	var listen string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the daemon: the HTTP API (and later the web UI and Telegram)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			a, err := e.open(ctx, 0)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			if listen == "" {
+				listen = a.Config.Server.Listen
+			}
+			token, source, err := APIToken(a.Config)
+			if err != nil {
+				return err
+			}
+			api, err := web.New(web.Options{Chat: a.Core, Audit: a.Store, Token: token, Logger: a.Log})
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fmt.Errorf("listen on %s: %w", listen, err)
+			}
+			srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn)}
+			a.Log.Info("shelldon serving", "addr", ln.Addr().String(), "token_from", source,
+				"provider", a.Config.Provider.Kind, "model", a.Config.Provider.Model, "version", versionString())
+			errc := make(chan error, 1)
+			go func() { errc <- srv.Serve(ln) }()
+			select {
+			case err := <-errc:
+				return fmt.Errorf("serve: %w", err)
+			case <-ctx.Done():
+			}
+			a.Log.Info("shutting down")
+			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			return srv.Shutdown(sctx)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on (default server.listen, 127.0.0.1:7433)")
+	return cmd
+}
+
+func (e cmdEnv) auditCmd() *cobra.Command {
+	var limit int
+	var chat string
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "Show the audit trail of tool calls, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := e.open(cmd.Context(), slog.LevelWarn)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			entries, err := a.Store.Audit(cmd.Context(), store.AuditQuery{Limit: limit, Chat: chat})
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TIME\tCHAT\tTURN\tTOOL\tOK\tDURATION\tARGS\tRESULT")
+			for _, en := range entries {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%v\t%s\t%s\t%s\n", en.At.Local().Format(time.DateTime), en.Chat, en.Turn,
+					en.Tool, en.OK, en.Duration.Round(time.Millisecond), clip(en.Args, 60), clip(en.Summary, 60))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().IntVarP(&limit, "limit", "n", 20, "how many entries")
+	cmd.Flags().StringVar(&chat, "chat", "", "only this conversation")
+	return cmd
+}
+
+func clip(s string, n int) string {
+	s = cli.Sanitize(s)
+	r := []rune(s)
+	for i, c := range r {
+		if c == '\n' || c == '\t' {
+			r[i] = ' '
+		}
+	}
+	if len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return string(r)
+}

@@ -1,0 +1,134 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shelldon/shelldon/internal/config"
+	"github.com/shelldon/shelldon/internal/core/store"
+)
+
+// pinger is a provider that can check it answers without spending tokens.
+type pinger interface {
+	Ping(ctx context.Context) error
+}
+
+func (e cmdEnv) doctorCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the config, the home's permissions and that the provider answers",
+		Long:  "Check the config, the home's permissions and that each provider answers. Exits 0 only when all is well.",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			home, err := e.home()
+			if err != nil {
+				return err
+			}
+			d := &doctor{w: e.stdout}
+			cfg, err := config.Load(home, e.environ)
+			if err != nil {
+				d.fail("config", err.Error())
+				return exitError{code: exitConfig}
+			}
+			d.ok("config", fmt.Sprintf("%s (provider %s, model %s, %d fallback)", home, cfg.Provider.Kind, cfg.Provider.Model, len(cfg.Fallback)))
+			d.checkPerms(cfg)
+			d.checkStore(cmd.Context(), cfg)
+			d.checkProviders(cmd.Context(), cfg)
+			if d.failed > 0 {
+				return exitError{code: exitFail, msg: fmt.Sprintf("%d check(s) failed", d.failed)}
+			}
+			fmt.Fprintln(e.stdout, "All checks passed.")
+			return nil
+		},
+	}
+}
+
+type doctor struct {
+	w      io.Writer
+	failed int
+}
+
+func (d *doctor) ok(what, msg string) { fmt.Fprintf(d.w, "✓ %-10s %s\n", what, msg) }
+func (d *doctor) fail(what, msg string) {
+	d.failed++
+	fmt.Fprintf(d.w, "✗ %-10s %s\n", what, msg)
+}
+
+// checkPerms wants the home and every secret-bearing file closed to others.
+func (d *doctor) checkPerms(cfg *config.Config) {
+	checks := []struct {
+		name string
+		path string
+		want fs.FileMode
+		dir  bool
+	}{
+		{"home", cfg.Home, 0o700, true},
+		{".env", cfg.Path(".env"), 0o600, false},
+		{"database", cfg.Path(dbFile), 0o600, false},
+		{"api token", cfg.Path(tokenFile), 0o600, false},
+	}
+	for _, c := range checks {
+		fi, err := os.Stat(c.path)
+		if os.IsNotExist(err) && !c.dir {
+			continue
+		}
+		if err != nil {
+			d.fail(c.name, err.Error())
+			continue
+		}
+		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+			d.fail(c.name, fmt.Sprintf("%s is mode %04o; others can read it: chmod %04o %s", c.path, perm, c.want, c.path))
+			continue
+		}
+		d.ok(c.name, fmt.Sprintf("%s (mode %04o)", c.path, fi.Mode().Perm()))
+	}
+	if fi, err := os.Stat(cfg.Workspace); err != nil {
+		d.fail("workspace", fmt.Sprintf("%v (it is created on first start)", err))
+	} else if !fi.IsDir() {
+		d.fail("workspace", cfg.Workspace+" is not a directory")
+	} else {
+		d.ok("workspace", cfg.Workspace)
+	}
+}
+
+func (d *doctor) checkStore(ctx context.Context, cfg *config.Config) {
+	st, err := store.Open(ctx, cfg.Path(dbFile))
+	if err != nil {
+		d.fail("database", err.Error())
+		return
+	}
+	st.Close()
+	d.ok("database", "opens and is migrated")
+}
+
+func (d *doctor) checkProviders(ctx context.Context, cfg *config.Config) {
+	providers, err := buildProviders(cfg)
+	if err != nil {
+		d.fail("provider", err.Error())
+		return
+	}
+	for i, p := range providers {
+		pc := cfg.Providers()[i]
+		label := fmt.Sprintf("%s (%s at %s)", pc.Name, pc.Model, pc.BaseURL)
+		pg, ok := p.(pinger)
+		if !ok {
+			d.ok("provider", label+": configured (cannot be checked without a model call)")
+			continue
+		}
+		pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		start := time.Now()
+		err := pg.Ping(pctx)
+		cancel()
+		if err != nil {
+			d.fail("provider", fmt.Sprintf("%s: %v", label, err))
+			continue
+		}
+		d.ok("provider", fmt.Sprintf("%s answers (%s)", label, time.Since(start).Round(time.Millisecond)))
+	}
+}

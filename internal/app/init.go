@@ -1,0 +1,157 @@
+package app
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/peterh/liner"
+	"github.com/spf13/cobra"
+
+	"github.com/shelldon/shelldon/internal/config"
+)
+
+// providerPresets are the choices `shelldon init` offers.
+var providerPresets = map[string]struct{ kind, baseURL, model, keyEnv string }{
+	"anthropic": {config.KindAnthropic, "https://api.anthropic.com", "claude-sonnet-4-5", "ANTHROPIC_API_KEY"},
+	"openai":    {config.KindOpenAI, "https://api.openai.com/v1", "gpt-4o-mini", "OPENAI_API_KEY"},
+	"ollama":    {config.KindOpenAI, "http://127.0.0.1:11434/v1", "qwen2.5:3b", ""},
+}
+
+func (e cmdEnv) initCmd() *cobra.Command {
+	var prov, model, baseURL, keyEnv string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Create shelldon's home with a commented config.yaml",
+		Long: "Create shelldon's home (mode 0700) with a commented config.yaml, a workspace, and optionally\n" +
+			"your API key in .env (mode 0600). Asks for the provider unless --provider is given.\n" +
+			"Providers: anthropic, openai, ollama (or any OpenAI-compatible server with --base-url).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			home, err := e.home()
+			if err != nil {
+				return err
+			}
+			cfgPath := filepath.Join(home, "config.yaml")
+			if _, err := os.Stat(cfgPath); err == nil && !force {
+				return fmt.Errorf("%s already exists; edit it, or pass --force to overwrite it", cfgPath)
+			}
+			interactive := isTTY(e.stdin)
+			in := bufio.NewReader(e.stdin)
+			if prov == "" {
+				if !interactive {
+					return errors.New("which provider? pass --provider anthropic|openai|ollama")
+				}
+				fmt.Fprint(e.stdout, "Provider [anthropic/openai/ollama] (anthropic): ")
+				line, _ := in.ReadString('\n')
+				prov = strings.ToLower(strings.TrimSpace(line))
+				if prov == "" {
+					prov = "anthropic"
+				}
+			}
+			p, ok := providerPresets[prov]
+			if !ok {
+				return fmt.Errorf("unknown provider %q; choose anthropic, openai or ollama", prov)
+			}
+			if model == "" {
+				model = p.model
+			}
+			if baseURL == "" {
+				baseURL = p.baseURL
+			}
+			if !cmd.Flags().Changed("api-key-env") {
+				keyEnv = p.keyEnv
+			}
+			if err := os.MkdirAll(filepath.Join(home, workspaceDir), 0o700); err != nil {
+				return fmt.Errorf("create home: %w", err)
+			}
+			if err := os.Chmod(home, 0o700); err != nil {
+				return fmt.Errorf("secure home: %w", err)
+			}
+			if err := config.WriteFileAtomic(cfgPath, config.InitTemplate(p.kind, model, baseURL, keyEnv), 0o600); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "Wrote %s (provider %s, model %s).\n", cfgPath, prov, model)
+			if keyEnv != "" && lookupEnv(e.environ, keyEnv) == "" {
+				if interactive {
+					key, err := readSecret(fmt.Sprintf("Paste your %s (stored in %s/.env, mode 0600; empty to skip): ", keyEnv, home))
+					if err != nil {
+						return err
+					}
+					if key != "" {
+						if err := setDotenv(filepath.Join(home, ".env"), keyEnv, key); err != nil {
+							return err
+						}
+						fmt.Fprintf(e.stdout, "Saved %s in %s/.env.\n", keyEnv, home)
+					}
+				} else {
+					fmt.Fprintf(e.stdout, "Set %s in your environment or in %s/.env (mode 0600).\n", keyEnv, home)
+				}
+			}
+			fmt.Fprintln(e.stdout, "Next: `shelldon doctor` checks the setup; `shelldon chat` starts a chat.")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&prov, "provider", "", "anthropic, openai or ollama")
+	cmd.Flags().StringVar(&model, "model", "", "model name (default per provider)")
+	cmd.Flags().StringVar(&baseURL, "base-url", "", "API base URL (default per provider; any OpenAI-compatible server)")
+	cmd.Flags().StringVar(&keyEnv, "api-key-env", "", "name of the variable that holds the API key")
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite an existing config.yaml")
+	return cmd
+}
+
+func isTTY(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func lookupEnv(environ []string, name string) string {
+	for i := len(environ) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(environ[i], "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
+// readSecret reads a line from the terminal without echoing it.
+func readSecret(prompt string) (string, error) {
+	ln := liner.NewLiner()
+	defer ln.Close()
+	s, err := ln.PasswordPrompt(prompt)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("read secret: %w", err)
+	}
+	return strings.TrimSpace(s), nil
+}
+
+// setDotenv sets name=value in the .env file at path, keeping its other
+// lines, atomically and with mode 0600. The value is never printed.
+func setDotenv(path, name, value string) error {
+	if strings.ContainsAny(value, "\n\r\x00") {
+		return fmt.Errorf("the value of %s contains a line break or NUL", name)
+	}
+	var lines []string
+	if data, err := os.ReadFile(path); err == nil {
+		for _, l := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+			k, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(l), "export "), "=")
+			if strings.TrimSpace(k) != name {
+				lines = append(lines, l)
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	quoted := `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(value) + `"`
+	lines = append(lines, name+"="+quoted)
+	return config.WriteFileAtomic(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+}

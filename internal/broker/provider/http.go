@@ -1,0 +1,148 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// Caps on what an attempt reads.
+const (
+	MaxReplyBody = 16 << 20 // a plain (non-streamed) reply
+	MaxErrorBody = 64 << 10 // the body of an error reply
+)
+
+var errAttemptTimeout = errors.New("attempt timed out")
+
+// HTTP sends the requests of one adapter and turns every failure into an
+// *Error that carries no secret.
+type HTTP struct {
+	Provider string       // name used in errors
+	Client   *http.Client // never nil
+	Timeout  time.Duration
+	Secrets  []string // redacted from every error
+}
+
+// NewHTTP returns the HTTP of a provider named name, configured by cfg
+// (defaults applied).
+func NewHTTP(name string, cfg Config) *HTTP {
+	cfg = cfg.WithDefaults()
+	return &HTTP{Provider: name, Client: cfg.HTTPClient, Timeout: cfg.Timeout, Secrets: []string{cfg.APIKey}}
+}
+
+// Attempt is one HTTP exchange whose reply status was 2xx. Read Body, pass
+// any failure through Fail, and Close it.
+type Attempt struct {
+	Header http.Header
+	Body   io.Reader
+
+	h      *HTTP
+	parent context.Context
+	ctx    context.Context
+	stop   func()
+}
+
+// Do sends one request. With stream set, the timeout bounds the wait for the
+// reply to start and every pause in it; otherwise it bounds the whole
+// exchange. A non-2xx reply is read (capped) and returned as an *Error.
+func (h *HTTP) Do(ctx context.Context, method, url string, header http.Header, body []byte, stream bool) (*Attempt, error) {
+	actx, cancel := context.WithCancelCause(ctx)
+	timer := time.AfterFunc(h.Timeout, func() { cancel(errAttemptTimeout) })
+	a := &Attempt{h: h, parent: ctx, ctx: actx}
+	var rc io.ReadCloser
+	a.stop = func() {
+		timer.Stop()
+		cancel(nil)
+		if rc != nil {
+			rc.Close()
+		}
+	}
+	var rdr io.Reader
+	if body != nil {
+		rdr = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(actx, method, url, rdr)
+	if err != nil {
+		a.stop()
+		return nil, NewError(h.Provider, 0, false, "build request: "+err.Error(), h.Secrets...)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := h.Client.Do(req)
+	if err != nil {
+		e := a.Fail(err)
+		a.stop()
+		return nil, e
+	}
+	rc = resp.Body
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
+		a.stop()
+		return nil, StatusError(h.Provider, resp, data, h.Secrets...)
+	}
+	a.Header = resp.Header
+	a.Body = resp.Body
+	if stream {
+		a.Body = &idleReader{r: resp.Body, timer: timer, d: h.Timeout}
+	}
+	return a, nil
+}
+
+// ReadAll reads the whole (plain) reply, up to MaxReplyBody.
+func (a *Attempt) ReadAll() ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(a.Body, MaxReplyBody+1))
+	if err != nil {
+		return nil, a.Fail(err)
+	}
+	if len(data) > MaxReplyBody {
+		return nil, MalformedError(a.h.Provider, fmt.Sprintf("reply larger than %d bytes", MaxReplyBody))
+	}
+	return data, nil
+}
+
+// Close ends the attempt and releases its connection.
+func (a *Attempt) Close() { a.stop() }
+
+// Fail classifies err, a failure met while sending or reading. An *Error
+// passes through with its provider name set and its message redacted again;
+// a cancelled caller is not retryable; a timeout or a network error is.
+func (a *Attempt) Fail(err error) *Error {
+	h := a.h
+	var pe *Error
+	switch {
+	case errors.As(err, &pe):
+		c := *pe
+		c.Provider = h.Provider
+		c.Message = Clean(c.Message, h.Secrets...)
+		return &c
+	case a.parent.Err() != nil:
+		e := NewError(h.Provider, 0, false, "request abandoned: "+a.parent.Err().Error())
+		e.cause = a.parent.Err()
+		return e
+	case context.Cause(a.ctx) == errAttemptTimeout:
+		e := NewError(h.Provider, 0, true, fmt.Sprintf("no answer within %s", h.Timeout))
+		e.cause = context.DeadlineExceeded
+		return e
+	}
+	return NewError(h.Provider, 0, true, "network: "+err.Error(), h.Secrets...)
+}
+
+// idleReader restarts the attempt's timer on every read that brings data.
+type idleReader struct {
+	r     io.Reader
+	timer *time.Timer
+	d     time.Duration
+}
+
+func (r *idleReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.timer.Reset(r.d)
+	}
+	return n, err
+}

@@ -1,0 +1,103 @@
+// Package provider is the common ground of the broker's adapters: the
+// Provider interface every adapter implements, a provider's Config, the
+// classified *Error every adapter returns, secret redaction, the HTTP plumbing
+// of one attempt and a server-sent events reader.
+//
+// Credentials live only in Config. No error built here ever carries one: every
+// message passes through Redact before it is stored.
+package provider
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/shelldon/shelldon/internal/contracts"
+)
+
+// Provider is one configured model endpoint.
+//
+// Complete sends req and returns the normalized answer. When onText is not
+// nil and the provider streams, onText receives the answer's text as it
+// arrives; the returned Completion still holds the whole text. A failure is
+// an *Error whenever the adapter could classify it.
+type Provider interface {
+	Name() string
+	Complete(ctx context.Context, req contracts.Request, onText func(delta string)) (contracts.Completion, error)
+}
+
+// Defaults applied by Config.WithDefaults.
+const (
+	DefaultTimeout   = 60 * time.Second
+	DefaultMaxTokens = 4096
+)
+
+// Config configures one provider.
+type Config struct {
+	Name    string // shown in logs and errors; empty means "<kind>:<model>"
+	Kind    string // "anthropic" or "openai"
+	BaseURL string // the API's own convention, see DESIGN section 5
+	Model   string
+	APIKey  string
+	Stream  bool
+
+	// Timeout bounds one HTTP attempt. A plain reply must arrive whole
+	// within it; a streamed reply must start within it and never pause
+	// longer than it between two reads, so a long answer that keeps
+	// flowing is not cut off. Zero means DefaultTimeout.
+	Timeout time.Duration
+
+	// MaxTokens caps the answer when the Request sets no cap of its own.
+	// Zero means DefaultMaxTokens.
+	MaxTokens int
+
+	// HTTPClient sends the requests; nil means a client of the adapter's
+	// own. Its Timeout, if any, applies on top of Timeout above.
+	HTTPClient *http.Client
+}
+
+// WithDefaults returns c with the zero fields that have a default filled in.
+func (c Config) WithDefaults() Config {
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.MaxTokens <= 0 {
+		c.MaxTokens = DefaultMaxTokens
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{}
+	}
+	return c
+}
+
+// DisplayName is the name a provider reports: Name if set, else
+// "<kind>:<model>".
+func (c Config) DisplayName(kind string) string {
+	if c.Name != "" {
+		return c.Name
+	}
+	if c.Model == "" {
+		return kind
+	}
+	return kind + ":" + c.Model
+}
+
+// CompletionProvider is the value adapters put in Completion.Provider: Name
+// if set, else the kind.
+func (c Config) CompletionProvider(kind string) string {
+	if c.Name != "" {
+		return c.Name
+	}
+	return kind
+}
+
+// MaxTokensFor returns the token cap for req: its own, else the config's.
+func (c Config) MaxTokensFor(req contracts.Request) int {
+	if req.MaxTokens > 0 {
+		return req.MaxTokens
+	}
+	if c.MaxTokens > 0 {
+		return c.MaxTokens
+	}
+	return DefaultMaxTokens
+}

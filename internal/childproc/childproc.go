@@ -1,0 +1,76 @@
+// Package childproc holds the child modes of the shelldon binary. The daemon
+// re-executes its own binary as `shelldon be-child <mode>` for work that must
+// happen in a separate process; Dispatch runs the named mode. Children start
+// with a scrubbed environment and hold no credential.
+package childproc
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/redact"
+	"github.com/shelldon/shelldon/internal/wire"
+	"github.com/shelldon/shelldon/internal/worker"
+	"github.com/shelldon/shelldon/internal/worker/builtin"
+	"github.com/shelldon/shelldon/internal/workspace"
+)
+
+// Arg is the first argument that selects a child mode.
+const Arg = "be-child"
+
+// WorkerArgs are the arguments that start a turn's worker.
+var WorkerArgs = []string{Arg, "worker"}
+
+// Dispatch runs the child mode named in args (the arguments after Arg) and
+// returns the process exit status.
+func Dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "shelldon be-child: missing mode")
+		return 2
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	switch args[0] {
+	case "worker":
+		if err := runWorker(stdin, stdout, logger); err != nil {
+			logger.Error("worker failed", "err", err)
+			return 1
+		}
+		return 0
+	default:
+		fmt.Fprintf(stderr, "shelldon be-child: unknown mode %q\n", args[0])
+		return 2
+	}
+}
+
+// runWorker serves one turn over stdin and stdout.
+func runWorker(stdin io.Reader, stdout io.Writer, logger *slog.Logger) error {
+	conn := wire.NewConn(stdin, stdout, 0)
+	red := redact.New()
+	return worker.Serve(context.Background(), conn, buildTools, red.JSONArgs, logger)
+}
+
+// buildTools makes the registry of built-in tools for a turn.
+func buildTools(job contracts.Job) (*worker.Registry, func(), error) {
+	ws, err := workspace.Open(job.Workspace)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open workspace: %w", err)
+	}
+	reg := worker.NewRegistry()
+	if err := builtin.Register(reg, builtin.Env{Workspace: ws}); err != nil {
+		ws.Close()
+		return nil, nil, err
+	}
+	return reg, func() { ws.Close() }, nil
+}
+
+// IsChild reports whether the process was started as a child mode.
+func IsChild(args []string) bool { return len(args) > 1 && args[1] == Arg }
+
+// Main is the entry of a child process: it dispatches and exits.
+func Main() {
+	os.Exit(Dispatch(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+}

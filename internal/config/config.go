@@ -1,0 +1,252 @@
+// Package config loads shelldon's home: config.yaml, the config.local.yaml
+// overlay the agent may write, and the .env secrets file. Every problem it
+// reports is an *Error naming the file, the dotted key and, where known, the
+// line; no error ever carries the value of a secret.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// File names inside the home.
+const (
+	FileConfig  = "config.yaml"
+	FileOverlay = "config.local.yaml"
+	FileEnv     = ".env"
+)
+
+// Environment variables with a meaning of their own.
+const (
+	EnvHome     = "SHELLDON_HOME"
+	EnvAPIToken = "SHELLDON_API_TOKEN"
+)
+
+// Provider kinds: the two wire formats shelldon speaks.
+const (
+	KindAnthropic = "anthropic"
+	KindOpenAI    = "openai" // also every OpenAI-compatible server (Ollama, vLLM, LM Studio)
+)
+
+// Provider is one model endpoint.
+type Provider struct {
+	Name      string   `yaml:"name"`        // for logs and messages; default: the kind
+	Kind      string   `yaml:"kind"`        // KindAnthropic or KindOpenAI
+	BaseURL   string   `yaml:"base_url"`    // absolute http(s) URL, no trailing slash
+	Model     string   `yaml:"model"`       // as the provider spells it
+	APIKeyEnv string   `yaml:"api_key_env"` // variable holding the key; "" for a keyless local server
+	Stream    *bool    `yaml:"stream"`      // never nil after Load; default true
+	Timeout   Duration `yaml:"timeout"`     // per HTTP attempt; default 60s
+	MaxTokens int      `yaml:"max_tokens"`  // default 4096
+}
+
+// ServerConfig is the HTTP API and web UI.
+type ServerConfig struct {
+	Listen string `yaml:"listen"` // host:port; default 127.0.0.1:7433
+}
+
+// ApprovalsConfig governs pending owner decisions.
+type ApprovalsConfig struct {
+	TTL Duration `yaml:"ttl"` // how long a request waits; default 1h
+}
+
+// AgentConfig bounds one turn.
+type AgentConfig struct {
+	MaxToolCalls int      `yaml:"max_tool_calls"` // default 6, 1..50
+	TurnBudget   Duration `yaml:"turn_budget"`    // default 25s, 5s..10m
+	Reserve      Duration `yaml:"reserve"`        // kept back for the final answer; default 2s
+	HistoryChars int      `yaml:"history_chars"`  // default 24000
+	SystemPrompt string   `yaml:"system_prompt"`  // optional extra instructions
+	Workers      int      `yaml:"workers"`        // concurrent turns; default 2
+}
+
+// TelegramConfig is the Telegram transport, on when the token is set.
+type TelegramConfig struct {
+	TokenEnv     string  `yaml:"token_env"` // default TELEGRAM_BOT_TOKEN
+	APIBase      string  `yaml:"api_base"`  // default https://api.telegram.org
+	AllowedUsers []int64 `yaml:"allowed_users"`
+}
+
+// LogConfig is the daemon's log.
+type LogConfig struct {
+	Level string `yaml:"level"` // debug|info|warn|error; default info
+}
+
+// Config is the loaded, defaulted and validated configuration.
+type Config struct {
+	Home      string          `yaml:"-"` // absolute
+	Provider  Provider        `yaml:"provider"`
+	Fallback  []Provider      `yaml:"fallback"` // tried in order after Provider
+	Server    ServerConfig    `yaml:"server"`
+	Workspace string          `yaml:"workspace"` // absolute after Load; default <home>/workspace
+	Approvals ApprovalsConfig `yaml:"approvals"`
+	Agent     AgentConfig     `yaml:"agent"`
+	Telegram  TelegramConfig  `yaml:"telegram"`
+	Log       LogConfig       `yaml:"log"`
+
+	env    map[string]string // the process environment, first mention wins
+	dotenv map[string]string // home/.env
+	locs   map[string]location
+}
+
+// location is where a key was set.
+type location struct {
+	file string
+	line int
+}
+
+// DefaultHome returns $SHELLDON_HOME, else ~/.shelldon, read from environ.
+func DefaultHome(environ []string) (string, error) {
+	env := envMap(environ)
+	if h := env[EnvHome]; h != "" {
+		return filepath.Abs(expandTilde(h, env["HOME"]))
+	}
+	if h := env["HOME"]; h != "" {
+		return filepath.Join(h, ".shelldon"), nil
+	}
+	return "", errors.New("config: cannot find the shelldon home: set SHELLDON_HOME or HOME")
+}
+
+// Load reads the home's config.yaml, config.local.yaml and .env (each
+// optional), merges the two YAML files (the overlay wins; maps merge, lists
+// and scalars replace), decodes strictly, applies defaults and validates.
+// The process environment in environ wins over .env.
+func Load(home string, environ []string) (*Config, error) {
+	home, err := filepath.Abs(home)
+	if err != nil {
+		return nil, fmt.Errorf("config: home: %w", err)
+	}
+	c := &Config{Home: home, env: envMap(environ), locs: map[string]location{}}
+
+	envPath := c.Path(FileEnv)
+	if data, ok, err := readOptional(envPath); err != nil {
+		return nil, err
+	} else if ok {
+		if c.dotenv, err = parseDotenv(envPath, data); err != nil {
+			return nil, err
+		}
+	}
+
+	src := sources{}
+	var merged *yaml.Node
+	for _, name := range []string{FileConfig, FileOverlay} {
+		path := c.Path(name)
+		data, ok, err := readOptional(path)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		n, err := src.parse(path, data)
+		if err != nil {
+			return nil, err
+		}
+		merged = src.merge(merged, n)
+	}
+	if merged != nil {
+		d := &decoder{src: src, locs: c.locs, show: c.show}
+		d.decode(merged, reflect.ValueOf(c).Elem(), "")
+		if len(d.errs) > 0 {
+			return nil, errors.Join(d.errs...)
+		}
+	}
+
+	if errs := c.complete(); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+// Path returns name inside the home.
+func (c *Config) Path(name string) string { return filepath.Join(c.Home, name) }
+
+// Secret returns the variable name from the process environment, else from
+// .env, else "". An empty value counts as unset.
+func (c *Config) Secret(name string) string {
+	if name == "" {
+		return ""
+	}
+	if v := c.env[name]; v != "" {
+		return v
+	}
+	return c.dotenv[name]
+}
+
+// APIKey returns p's key, or "" for a keyless provider.
+func (c *Config) APIKey(p Provider) string { return c.Secret(p.APIKeyEnv) }
+
+// Providers returns the provider, then the fallback chain, in order.
+func (c *Config) Providers() []Provider {
+	return append([]Provider{c.Provider}, c.Fallback...)
+}
+
+// Secrets returns every secret value loaded, for redaction: each provider's
+// API key, the Telegram token, SHELLDON_API_TOKEN and every value in .env
+// (both the file's value and the one in effect). Non-empty, deduplicated,
+// longest first so that a redactor replaces a longer secret before a
+// shorter one it contains.
+func (c *Config) Secrets() []string {
+	var out []string
+	add := func(v string) {
+		if v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	for _, p := range c.Providers() {
+		add(c.APIKey(p))
+	}
+	add(c.Secret(c.Telegram.TokenEnv))
+	add(c.Secret(EnvAPIToken))
+	for _, k := range sortedKeys(c.dotenv) {
+		add(c.dotenv[k])
+		add(c.Secret(k))
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// envMap turns KEY=VALUE entries into a map; the first mention of a key
+// wins, as with os.Getenv.
+func envMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			continue
+		}
+		if _, dup := m[k]; !dup {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// expandTilde expands a leading "~/" (or a lone "~") to home.
+func expandTilde(p, home string) string {
+	if home == "" {
+		return p
+	}
+	if p == "~" {
+		return home
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return filepath.Join(home, rest)
+	}
+	return p
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

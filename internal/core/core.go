@@ -1,0 +1,282 @@
+// Package core runs the agent's turns: it takes a message from a transport,
+// spawns a worker process for the turn, answers the worker's model calls
+// through a Completer it is given, records tool executions in the audit
+// trail and commits the turn's history before the reply is returned.
+//
+// Core is LLM-free: it never imports the broker's adapters or a model SDK
+// (repo_test.go enforces this); the model reaches it as a small interface.
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/core/store"
+	"github.com/shelldon/shelldon/internal/wire"
+)
+
+// Completer makes one model call. The broker's fallback chain implements it.
+type Completer interface {
+	Complete(ctx context.Context, req contracts.Request, onText func(delta string)) (contracts.Completion, error)
+}
+
+// Options configure a Core.
+type Options struct {
+	Store        *store.Store
+	Model        Completer
+	Spawner      Spawner
+	Limits       contracts.Limits
+	HistoryChars int    // size budget of the context rebuilt from history
+	System       string // the owner's extra instructions, if any
+	Workspace    string // the jail root of the file tools
+	Workers      int    // turns that may run at once
+	Redact       func(string) string
+	Logger       *slog.Logger
+	Now          func() time.Time
+}
+
+// Core runs turns. It is safe for concurrent use.
+type Core struct {
+	opts  Options
+	slots chan struct{}
+	log   *slog.Logger
+	now   func() time.Time
+}
+
+// New returns a Core.
+func New(opts Options) (*Core, error) {
+	if opts.Store == nil || opts.Model == nil || opts.Spawner == nil {
+		return nil, errors.New("core: store, model and spawner are required")
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 2
+	}
+	if opts.HistoryChars <= 0 {
+		opts.HistoryChars = 24000
+	}
+	if opts.Redact == nil {
+		opts.Redact = func(s string) string { return s }
+	}
+	c := &Core{opts: opts, slots: make(chan struct{}, opts.Workers), log: opts.Logger, now: opts.Now}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	return c, nil
+}
+
+// Events lets a transport show a turn as it happens. Either may be nil.
+type Events struct {
+	Text func(delta string)           // the model's words as they stream
+	Tool func(ev contracts.ToolEvent) // a tool starting or ending
+}
+
+// Outcome is a finished turn as a transport shows it.
+type Outcome struct {
+	Turn      int64           `json:"turn"`
+	Reply     string          `json:"reply"`
+	Stopped   string          `json:"stopped,omitempty"`
+	ToolCalls int             `json:"tool_calls"`
+	Usage     contracts.Usage `json:"usage"`
+}
+
+// ErrBadInput is returned for a message a turn cannot start from.
+var ErrBadInput = errors.New("bad input")
+
+// MaxInput caps one message from the owner.
+const MaxInput = 32 << 10
+
+// Send runs one turn of chat with the owner's text and returns its outcome
+// once the history is committed. Cancelling ctx ends the turn early with what
+// it has. An error means the system broke (the worker crashed, the store
+// failed); the Outcome then still carries a reply that says so.
+func (c *Core) Send(ctx context.Context, chat, text string, ev Events) (Outcome, error) {
+	if strings.TrimSpace(text) == "" {
+		return Outcome{}, fmt.Errorf("%w: the message is empty", ErrBadInput)
+	}
+	if len(text) > MaxInput {
+		return Outcome{}, fmt.Errorf("%w: the message is %d bytes; the limit is %d", ErrBadInput, len(text), MaxInput)
+	}
+	if chat == "" {
+		chat = "default"
+	}
+	select {
+	case c.slots <- struct{}{}:
+	case <-ctx.Done():
+		return Outcome{}, fmt.Errorf("core: wait for a worker slot: %w", ctx.Err())
+	}
+	defer func() { <-c.slots }()
+
+	st := c.opts.Store
+	// The history is read before this turn begins, so it holds earlier turns only.
+	history, err := st.History(ctx, chat, c.opts.HistoryChars)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("core: load history of %q: %w", chat, err)
+	}
+	started := c.now()
+	turn, err := st.BeginTurn(ctx, chat, text, started)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("core: begin turn: %w", err)
+	}
+	lim := c.opts.Limits
+	if lim.Budget <= 0 {
+		lim.Budget = 25 * time.Second
+	}
+	job := contracts.Job{
+		Chat: chat, Turn: turn, System: c.opts.System, History: history, Input: text,
+		Workspace: c.opts.Workspace, Limits: lim, Deadline: started.Add(lim.Budget),
+	}
+	res, runErr := c.runWorker(ctx, job, ev)
+	end := store.TurnEnd{
+		Status: "ok", Reply: res.Reply, Messages: res.Messages, Usage: res.Usage,
+		Provider: res.Provider, Model: res.Model, ToolCalls: res.ToolCalls, At: c.now(),
+	}
+	if res.Stopped != "" {
+		end.Status = res.Stopped
+	}
+	if runErr != nil {
+		end.Status, end.Error = contracts.StopError, runErr.Error()
+		res.Reply = "Sorry, this turn failed inside shelldon: " + runErr.Error()
+		res.Stopped = contracts.StopError
+		// Keep the owner's words in the history even when the worker died.
+		end.Reply = res.Reply
+		end.Messages = []contracts.Message{{Role: contracts.RoleUser, Text: text}, {Role: contracts.RoleAssistant, Text: res.Reply}}
+	}
+	// Commit before replying, even if the caller has gone (nothing is lost).
+	if err := st.FinishTurn(context.WithoutCancel(ctx), turn, end); err != nil {
+		return Outcome{}, fmt.Errorf("core: finish turn %d: %w", turn, err)
+	}
+	c.log.Info("turn finished", "chat", chat, "turn", turn, "status", end.Status,
+		"tool_calls", res.ToolCalls, "input_tokens", res.Usage.InputTokens,
+		"output_tokens", res.Usage.OutputTokens, "duration", c.now().Sub(started).Round(time.Millisecond))
+	out := Outcome{Turn: turn, Reply: res.Reply, Stopped: res.Stopped, ToolCalls: res.ToolCalls, Usage: res.Usage}
+	if runErr != nil {
+		return out, fmt.Errorf("core: turn %d: %w", turn, runErr)
+	}
+	return out, nil
+}
+
+// cancelGrace is how long a cancelled worker gets to return what it has.
+const cancelGrace = 2 * time.Second
+
+// runWorker spawns the turn's worker, serves its model calls and events, and
+// returns its result.
+func (c *Core) runWorker(ctx context.Context, job contracts.Job, ev Events) (contracts.Result, error) {
+	// The worker enforces the budget itself; this is the backstop for a
+	// worker that hangs.
+	hard, cancelHard := context.WithDeadline(context.WithoutCancel(ctx), job.Deadline.Add(5*time.Second))
+	defer cancelHard()
+	proc, err := c.opts.Spawner.Spawn(hard)
+	if err != nil {
+		return contracts.Result{}, fmt.Errorf("spawn worker: %w", err)
+	}
+	defer proc.Kill()
+	conn := proc.Conn()
+	if err := conn.Send(wire.TypeJob, job); err != nil {
+		return contracts.Result{}, fmt.Errorf("send job: %w", err)
+	}
+
+	frames := make(chan wire.Frame)
+	readErr := make(chan error, 1)
+	go func() {
+		for {
+			f, err := conn.Recv()
+			if err != nil {
+				readErr <- err
+				return
+			}
+			select {
+			case frames <- f:
+			case <-hard.Done():
+				return
+			}
+		}
+	}()
+
+	// Model calls run one at a time in their own goroutine, so a cancel can
+	// reach the worker while the daemon waits on the provider.
+	modelCtx, cancelModel := context.WithDeadline(ctx, job.Deadline)
+	defer cancelModel()
+	cancelled := ctx.Done()
+	var grace <-chan time.Time
+	for {
+		select {
+		case <-cancelled:
+			cancelled = nil
+			conn.SendError(wire.TypeCancel, "cancelled by the owner")
+			grace = time.After(cancelGrace)
+		case <-grace:
+			return contracts.Result{}, errors.New("the worker did not stop after cancel")
+		case <-hard.Done():
+			return contracts.Result{}, errors.New("the worker overran the turn's budget and was killed")
+		case err := <-readErr:
+			werr := proc.Wait()
+			return contracts.Result{}, fmt.Errorf("the worker exited without a result (%v; %v)", err, werr)
+		case f := <-frames:
+			switch f.Type {
+			case wire.TypeComplete:
+				var msg wire.CompleteMsg
+				if err := f.Decode(&msg); err != nil {
+					return contracts.Result{}, err
+				}
+				go c.complete(modelCtx, conn, msg, ev)
+			case wire.TypeEvent:
+				var te contracts.ToolEvent
+				if err := f.Decode(&te); err != nil {
+					return contracts.Result{}, err
+				}
+				c.toolEvent(ctx, job, te, ev)
+			case wire.TypeResult:
+				if f.Error != "" {
+					return contracts.Result{}, errors.New(f.Error)
+				}
+				var res contracts.Result
+				if err := f.Decode(&res); err != nil {
+					return contracts.Result{}, err
+				}
+				return res, nil
+			default:
+				return contracts.Result{}, fmt.Errorf("unexpected %q frame from the worker", f.Type)
+			}
+		}
+	}
+}
+
+// complete makes the model call a worker asked for and sends the answer back.
+func (c *Core) complete(ctx context.Context, conn *wire.Conn, msg wire.CompleteMsg, ev Events) {
+	comp, err := c.opts.Model.Complete(ctx, msg.Request, ev.Text)
+	reply := wire.CompletionMsg{Seq: msg.Seq, Completion: comp}
+	if err != nil {
+		// The broker's errors carry no secret; redact anyway, on the way to the worker.
+		reply.Error = c.opts.Redact(err.Error())
+		c.log.Warn("model call failed", "err", reply.Error)
+	}
+	if err := conn.Send(wire.TypeCompletion, reply); err != nil {
+		c.log.Debug("send completion to worker", "err", err)
+	}
+}
+
+// toolEvent audits a finished tool call and passes the event on.
+func (c *Core) toolEvent(ctx context.Context, job contracts.Job, te contracts.ToolEvent, ev Events) {
+	te.Arguments = c.opts.Redact(te.Arguments)
+	te.Summary = c.opts.Redact(te.Summary)
+	if te.Phase == contracts.PhaseEnd {
+		_, err := c.opts.Store.AppendAudit(context.WithoutCancel(ctx), store.AuditEntry{
+			At: c.now(), Chat: job.Chat, Turn: job.Turn, Kind: "tool_call",
+			Tool: te.Tool, Args: te.Arguments, Summary: te.Summary, OK: te.OK, Duration: te.Duration,
+		})
+		if err != nil {
+			c.log.Error("audit tool call", "tool", te.Tool, "err", err)
+		}
+	}
+	if ev.Tool != nil {
+		ev.Tool(te)
+	}
+}

@@ -1,0 +1,226 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/shelldon/shelldon/internal/contracts"
+)
+
+// History returns the conversation of chat to send the model with the next
+// turn, oldest first: the most recent whole finished turns whose messages fit
+// in budgetChars (counted as runes of text, tool arguments and tool results).
+//
+// If the newest turn alone exceeds the budget, only its user message and its
+// last assistant text (without tool calls) are returned, cut to fit. Within a
+// turn, a tool call without its result and a result without its call are
+// dropped, so the history never holds an orphan either way (a cancelled turn
+// can end between the two). A budget of zero or less returns nothing.
+func (s *Store) History(ctx context.Context, chat string, budgetChars int) ([]contracts.Message, error) {
+	if budgetChars <= 0 {
+		return nil, nil
+	}
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT id, chars FROM turns WHERE chat = ? AND messages > 0 ORDER BY id DESC`, chat)
+	if err != nil {
+		return nil, fmt.Errorf("store: history of %q: %w", chat, err)
+	}
+	var (
+		picked    = map[int64]bool{}
+		lo, hi    int64
+		total     int
+		oversized bool
+	)
+	for rows.Next() {
+		var (
+			id int64
+			n  int
+		)
+		if err := rows.Scan(&id, &n); err != nil {
+			_ = rows.Close()
+			return nil, fmt.Errorf("store: history of %q: %w", chat, err)
+		}
+		if total+n > budgetChars {
+			if len(picked) == 0 {
+				oversized = true
+				picked[id], lo, hi = true, id, id
+			}
+			break
+		}
+		total += n
+		picked[id], lo = true, id
+		if hi == 0 {
+			hi = id
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return nil, fmt.Errorf("store: history of %q: %w", chat, err)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: history of %q: %w", chat, err)
+	}
+	if len(picked) == 0 {
+		return nil, nil
+	}
+
+	turns, err := s.messages(ctx, chat, lo, hi, picked)
+	if err != nil {
+		return nil, fmt.Errorf("store: history of %q: %w", chat, err)
+	}
+	if oversized && len(turns) > 0 {
+		return trimTurn(turns[0], budgetChars), nil
+	}
+	var out []contracts.Message
+	for _, t := range turns {
+		out = append(out, repair(t)...)
+	}
+	return out, nil
+}
+
+// messages loads the messages of the picked turns of chat between lo and hi,
+// grouped by turn, oldest first. A turn that finished after History chose
+// its turns is left out even when its id lies in the range.
+func (s *Store) messages(ctx context.Context, chat string, lo, hi int64, picked map[int64]bool) ([][]contracts.Message, error) {
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT turn, body FROM messages WHERE chat = ? AND turn BETWEEN ? AND ? ORDER BY turn, seq`, chat, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rows.Close() }()
+	var (
+		out  [][]contracts.Message
+		last int64
+	)
+	for rows.Next() {
+		var (
+			turn int64
+			body []byte
+			m    contracts.Message
+		)
+		if err := rows.Scan(&turn, &body); err != nil {
+			return nil, err
+		}
+		if !picked[turn] {
+			continue
+		}
+		if err := json.Unmarshal(body, &m); err != nil {
+			return nil, fmt.Errorf("turn %d: decode message: %w", turn, err)
+		}
+		if turn != last || len(out) == 0 {
+			out = append(out, nil)
+			last = turn
+		}
+		out[len(out)-1] = append(out[len(out)-1], m)
+	}
+	return out, rows.Err()
+}
+
+// trimTurn reduces an oversized turn to its user message and its last
+// assistant text, cut so that together they fit in budget.
+func trimTurn(msgs []contracts.Message, budget int) []contracts.Message {
+	if len(msgs) == 0 {
+		return nil
+	}
+	user := contracts.Message{Role: contracts.RoleUser, Text: msgs[0].Text}
+	var reply *contracts.Message
+	for i := len(msgs) - 1; i > 0; i-- {
+		if msgs[i].Role == contracts.RoleAssistant && msgs[i].Text != "" {
+			reply = &contracts.Message{Role: contracts.RoleAssistant, Text: msgs[i].Text}
+			break
+		}
+	}
+	if reply == nil {
+		user.Text = cut(user.Text, budget)
+		return []contracts.Message{user}
+	}
+	u, a := utf8.RuneCountInString(user.Text), utf8.RuneCountInString(reply.Text)
+	if u+a > budget {
+		half := budget / 2
+		switch {
+		case u <= half:
+			a = budget - u
+		case a <= budget-half:
+			u = budget - a
+		default:
+			u, a = half, budget-half
+		}
+		user.Text, reply.Text = cut(user.Text, u), cut(reply.Text, a)
+	}
+	return []contracts.Message{user, *reply}
+}
+
+// cut shortens s to at most n runes, marking the cut with an ellipsis.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	i, k := 0, 0
+	for i = range s {
+		if k == n-1 {
+			break
+		}
+		k++
+	}
+	return s[:i] + "…"
+}
+
+// repair drops, within one turn, the tool calls that have no result and the
+// results that answer no call of the assistant message right before them.
+// A well-formed turn is returned unchanged.
+func repair(msgs []contracts.Message) []contracts.Message {
+	out := make([]contracts.Message, 0, len(msgs))
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
+		switch {
+		case m.Role == contracts.RoleTool:
+			continue // a result with no assistant message before it
+		case m.Role != contracts.RoleAssistant || len(m.ToolCalls) == 0:
+			out = append(out, m)
+			continue
+		}
+		j := i + 1
+		var results []contracts.ToolResult
+		for j < len(msgs) && msgs[j].Role == contracts.RoleTool {
+			results = append(results, msgs[j].ToolResults...)
+			j++
+		}
+		have := map[string]int{}
+		for _, r := range results {
+			have[r.CallID]++
+		}
+		var calls []contracts.ToolCall
+		answered := map[string]int{}
+		for _, c := range m.ToolCalls {
+			if have[c.ID] > 0 {
+				have[c.ID]--
+				answered[c.ID]++
+				calls = append(calls, c)
+			}
+		}
+		var kept []contracts.ToolResult
+		for _, r := range results {
+			if answered[r.CallID] > 0 {
+				answered[r.CallID]--
+				kept = append(kept, r)
+			}
+		}
+		if len(calls) == len(m.ToolCalls) && len(kept) == len(results) {
+			out = append(out, msgs[i:j]...) // well-formed: as stored
+		} else {
+			m.ToolCalls = calls
+			if m.Text != "" || len(calls) > 0 {
+				out = append(out, m)
+			}
+			if len(kept) > 0 {
+				out = append(out, contracts.Message{Role: contracts.RoleTool, ToolResults: kept})
+			}
+		}
+		i = j - 1
+	}
+	return out
+}

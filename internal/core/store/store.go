@@ -1,0 +1,245 @@
+// Package store is shelldon's persistent state in one SQLite file: turns, the
+// chats' history, token usage and the audit log. All SQL lives here; the
+// schema is versioned by migrations embedded from migrations/NNNN_name.sql.
+// It is part of core and never imports the broker or a model SDK (see
+// repo_test.go).
+//
+// Several processes may open the same file at once (the daemon and a terminal
+// chat): the database runs in WAL mode, every connection waits up to
+// busyTimeout for a lock, and write transactions are short and take the write
+// lock when they begin, so they never fail on a lock upgrade.
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Sentinel errors; test with errors.Is.
+var (
+	ErrNotFound      = errors.New("store: not found")
+	ErrTurnFinished  = errors.New("store: turn already finished")
+	ErrSchemaTooNew  = errors.New("store: database schema is newer than this binary")
+	errEmptyArgument = errors.New("store: empty argument")
+)
+
+// busyTimeout is how long a connection waits for another connection's lock.
+const busyTimeoutMillis = 5000
+
+// maxOpenConns bounds the connections of one Store: enough for a writer and
+// a few concurrent readers (WAL lets readers run beside the writer), few
+// enough to keep memory small on a Raspberry Pi.
+const maxOpenConns = 4
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Store is an open database. It is safe for concurrent use.
+type Store struct {
+	db    *sql.DB
+	owner string // random per handle; marks the turns this handle runs
+	pid   int
+}
+
+// Open opens the database at path, creating it with mode 0600 if it does not
+// exist, and brings its schema up to date. It refuses (ErrSchemaTooNew) a
+// database written by a newer binary.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, fmt.Errorf("store: open: %w: path", errEmptyArgument)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %q: %w", path, err)
+	}
+	// Create the file ourselves so that its mode is 0600; SQLite gives the
+	// -wal and -shm files the mode of the database file.
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("store: open: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("store: open: %w", err)
+	}
+	db, err := sql.Open("sqlite", dsn(abs))
+	if err != nil {
+		return nil, fmt.Errorf("store: open %q: %w", abs, err)
+	}
+	db.SetMaxOpenConns(maxOpenConns)
+	db.SetMaxIdleConns(maxOpenConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+
+	var tok [8]byte
+	_, _ = rand.Read(tok[:]) // never fails (crypto/rand)
+	s := &Store{db: db, owner: hex.EncodeToString(tok[:]), pid: os.Getpid()}
+	if err := s.migrate(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("store: open %q: %w", abs, err)
+	}
+	return s, nil
+}
+
+// dsn builds the modernc.org/sqlite URI for an absolute path: the path is
+// escaped so that '?', '#' and '%' in it are not read as URI syntax.
+func dsn(abs string) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.Itoa(busyTimeoutMillis)+")")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	// BEGIN IMMEDIATE: a write transaction takes the write lock up front,
+	// waiting up to the busy timeout, instead of failing with SQLITE_BUSY
+	// when it upgrades from a read lock.
+	q.Set("_txlock", "immediate")
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
+	return u.String()
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("store: close: %w", err)
+	}
+	return nil
+}
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+var migrationName = regexp.MustCompile(`^([0-9]{4})_([a-z0-9_]+)\.sql$`)
+
+// migrations returns the embedded migrations in order, checking that their
+// versions run 1, 2, 3... without gaps or duplicates.
+func migrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, e := range entries {
+		m := migrationName.FindStringSubmatch(e.Name())
+		if m == nil {
+			return nil, fmt.Errorf("migration file %q: name is not NNNN_name.sql", e.Name())
+		}
+		v, _ := strconv.Atoi(m[1])
+		body, err := fs.ReadFile(migrationFS, "migrations/"+e.Name())
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: m[2], sql: string(body)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	for i, m := range ms {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("migration %04d_%s: expected version %d", m.version, m.name, i+1)
+		}
+	}
+	return ms, nil
+}
+
+// migrate applies the pending migrations, each in its own transaction. Two
+// processes may race here: each migration re-reads the version under the
+// write lock, so it is applied exactly once.
+func (s *Store) migrate(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	latest := len(ms)
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER PRIMARY KEY,
+		name       TEXT    NOT NULL,
+		applied_at INTEGER NOT NULL
+	)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	cur, err := schemaVersion(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	if cur > latest {
+		return tooNew(cur, latest)
+	}
+	for _, m := range ms[cur:] {
+		if err := s.apply(ctx, m, latest); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) apply(ctx context.Context, m migration, latest int) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate %04d_%s: %w", m.version, m.name, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	cur, err := schemaVersion(ctx, tx)
+	if err != nil {
+		return err
+	}
+	switch {
+	case cur > latest:
+		return tooNew(cur, latest)
+	case cur >= m.version:
+		return nil // another process applied it first
+	}
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		return fmt.Errorf("migrate %04d_%s: %w", m.version, m.name, err)
+	}
+	// The migration's own bookkeeping; the only time read outside a caller's
+	// clock.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+		m.version, m.name, time.Now().UTC().UnixNano()); err != nil {
+		return fmt.Errorf("migrate %04d_%s: %w", m.version, m.name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate %04d_%s: %w", m.version, m.name, err)
+	}
+	return nil
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func schemaVersion(ctx context.Context, q querier) (int, error) {
+	var v int
+	if err := q.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return v, nil
+}
+
+func tooNew(cur, latest int) error {
+	return fmt.Errorf("%w: database is at version %d, this binary knows up to %d; upgrade shelldon", ErrSchemaTooNew, cur, latest)
+}
+
+// nanos and fromNanos convert between time.Time and the stored UTC unix
+// nanoseconds.
+func nanos(t time.Time) int64 { return t.UTC().UnixNano() }
+
+func fromNanos(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, n.Int64).UTC()
+}

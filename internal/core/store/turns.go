@@ -1,0 +1,259 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/shelldon/shelldon/internal/contracts"
+)
+
+// Turn statuses. A turn is StatusRunning from BeginTurn until FinishTurn (or
+// RecoverRunning) sets one of the others.
+const (
+	StatusRunning   = "running"
+	StatusOK        = "ok"
+	StatusToolLimit = contracts.StopToolLimit
+	StatusDeadline  = contracts.StopDeadline
+	StatusCancelled = contracts.StopCancelled
+	StatusError     = contracts.StopError
+)
+
+// Interrupted is the Error of a turn that RecoverRunning ended.
+const Interrupted = "interrupted"
+
+var finalStatus = map[string]bool{
+	StatusOK: true, StatusToolLimit: true, StatusDeadline: true, StatusCancelled: true, StatusError: true,
+}
+
+// TurnEnd is how a turn ended, for FinishTurn.
+type TurnEnd struct {
+	Status    string // StatusOK, StatusToolLimit, StatusDeadline, StatusCancelled or StatusError
+	Reply     string
+	Error     string
+	Messages  []contracts.Message // the turn's new messages, starting with the user's
+	Usage     contracts.Usage
+	Provider  string
+	Model     string
+	ToolCalls int
+	At        time.Time
+}
+
+// TurnInfo is one stored turn.
+type TurnInfo struct {
+	ID        int64
+	Chat      string
+	Input     string
+	Status    string
+	Reply     string
+	Error     string
+	Usage     contracts.Usage
+	Provider  string
+	Model     string
+	ToolCalls int
+	Messages  int // messages appended to the chat's history
+	StartedAt time.Time
+	EndedAt   time.Time // zero while running
+}
+
+// BeginTurn records a new running turn of chat and returns its id.
+func (s *Store) BeginTurn(ctx context.Context, chat, input string, at time.Time) (int64, error) {
+	if chat == "" {
+		return 0, fmt.Errorf("store: begin turn: %w: chat", errEmptyArgument)
+	}
+	if at.IsZero() {
+		return 0, fmt.Errorf("store: begin turn: %w: time", errEmptyArgument)
+	}
+	res, err := s.db.ExecContext(ctx,
+		`INSERT INTO turns (chat, input, status, started_at, owner, pid) VALUES (?, ?, ?, ?, ?, ?)`,
+		chat, input, StatusRunning, nanos(at), s.owner, s.pid)
+	if err != nil {
+		return 0, fmt.Errorf("store: begin turn in %q: %w", chat, err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("store: begin turn in %q: %w", chat, err)
+	}
+	return id, nil
+}
+
+// FinishTurn ends a running turn and appends its messages to the chat's
+// history, in one transaction: either both happen or neither. A turn is
+// finished once; a second call returns ErrTurnFinished, an unknown turn
+// ErrNotFound.
+func (s *Store) FinishTurn(ctx context.Context, turn int64, end TurnEnd) error {
+	if !finalStatus[end.Status] {
+		return fmt.Errorf("store: finish turn %d: invalid status %q", turn, end.Status)
+	}
+	if end.At.IsZero() {
+		return fmt.Errorf("store: finish turn %d: %w: time", turn, errEmptyArgument)
+	}
+	if len(end.Messages) > 0 && end.Messages[0].Role != contracts.RoleUser {
+		return fmt.Errorf("store: finish turn %d: first message has role %q, want %q", turn, end.Messages[0].Role, contracts.RoleUser)
+	}
+	bodies := make([][]byte, len(end.Messages))
+	sizes := make([]int, len(end.Messages))
+	total := 0
+	for i, m := range end.Messages {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("store: finish turn %d: message %d: %w", turn, i, err)
+		}
+		bodies[i], sizes[i] = b, chars(m)
+		total += sizes[i]
+	}
+
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: finish turn %d: %w", turn, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	var chat string
+	err = tx.QueryRowContext(ctx, `UPDATE turns SET status = ?, ended_at = ?, reply = ?, error = ?,
+		input_tokens = ?, output_tokens = ?, provider = ?, model = ?, tool_calls = ?, messages = ?, chars = ?
+		WHERE id = ? AND status = ? RETURNING chat`,
+		end.Status, nanos(end.At), end.Reply, end.Error,
+		end.Usage.InputTokens, end.Usage.OutputTokens, end.Provider, end.Model, end.ToolCalls,
+		len(end.Messages), total, turn, StatusRunning).Scan(&chat)
+	if errors.Is(err, sql.ErrNoRows) {
+		var status string
+		err = tx.QueryRowContext(ctx, `SELECT status FROM turns WHERE id = ?`, turn).Scan(&status)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("store: finish turn %d: %w", turn, ErrNotFound)
+		case err == nil:
+			return fmt.Errorf("store: finish turn %d (%s): %w", turn, status, ErrTurnFinished)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("store: finish turn %d: %w", turn, err)
+	}
+	if len(end.Messages) > 0 {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages (chat, turn, seq, role, body, chars) VALUES (?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return fmt.Errorf("store: finish turn %d: %w", turn, err)
+		}
+		defer func() { _ = stmt.Close() }()
+		for i, m := range end.Messages {
+			if _, err := stmt.ExecContext(ctx, chat, turn, i, string(m.Role), bodies[i], sizes[i]); err != nil {
+				return fmt.Errorf("store: finish turn %d: message %d: %w", turn, i, err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: finish turn %d: %w", turn, err)
+	}
+	return nil
+}
+
+// Turn returns one turn, or ErrNotFound.
+func (s *Store) Turn(ctx context.Context, turn int64) (TurnInfo, error) {
+	var (
+		t          TurnInfo
+		start, end sql.NullInt64
+	)
+	err := s.db.QueryRowContext(ctx, `SELECT id, chat, input, status, reply, error, input_tokens, output_tokens,
+		provider, model, tool_calls, messages, started_at, ended_at FROM turns WHERE id = ?`, turn).Scan(
+		&t.ID, &t.Chat, &t.Input, &t.Status, &t.Reply, &t.Error, &t.Usage.InputTokens, &t.Usage.OutputTokens,
+		&t.Provider, &t.Model, &t.ToolCalls, &t.Messages, &start, &end)
+	if errors.Is(err, sql.ErrNoRows) {
+		return TurnInfo{}, fmt.Errorf("store: turn %d: %w", turn, ErrNotFound)
+	}
+	if err != nil {
+		return TurnInfo{}, fmt.Errorf("store: turn %d: %w", turn, err)
+	}
+	t.StartedAt, t.EndedAt = fromNanos(start), fromNanos(end)
+	return t, nil
+}
+
+// Usage sums the tokens of the turns that ended at or after since.
+func (s *Store) Usage(ctx context.Context, since time.Time) (contracts.Usage, error) {
+	var u contracts.Usage
+	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0)
+		FROM turns WHERE ended_at >= ?`, nanos(since)).Scan(&u.InputTokens, &u.OutputTokens)
+	if err != nil {
+		return contracts.Usage{}, fmt.Errorf("store: usage: %w", err)
+	}
+	return u, nil
+}
+
+// RecoverRunning ends, as StatusError with Error Interrupted, the turns a
+// crashed process left running, and returns how many it ended. A turn that
+// another live process is running (a terminal chat beside the daemon) is left
+// alone; so are the turns this Store began. Call it at startup.
+func (s *Store) RecoverRunning(ctx context.Context, at time.Time) (int, error) {
+	type running struct {
+		id    int64
+		owner string
+		pid   int
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, owner, pid FROM turns WHERE status = ?`, StatusRunning)
+	if err != nil {
+		return 0, fmt.Errorf("store: recover running turns: %w", err)
+	}
+	var stale []int64
+	for rows.Next() {
+		var r running
+		if err := rows.Scan(&r.id, &r.owner, &r.pid); err != nil {
+			_ = rows.Close()
+			return 0, fmt.Errorf("store: recover running turns: %w", err)
+		}
+		if r.owner == s.owner {
+			continue
+		}
+		// Our own pid with another owner is a previous run of this process
+		// id (or a second handle in this process, which only tests make).
+		if r.pid != s.pid && processAlive(r.pid) {
+			continue
+		}
+		stale = append(stale, r.id)
+	}
+	if err := rows.Close(); err != nil {
+		return 0, fmt.Errorf("store: recover running turns: %w", err)
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("store: recover running turns: %w", err)
+	}
+	if len(stale) == 0 {
+		return 0, nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("store: recover running turns: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	n := 0
+	for _, id := range stale {
+		res, err := tx.ExecContext(ctx, `UPDATE turns SET status = ?, error = ?, ended_at = ? WHERE id = ? AND status = ?`,
+			StatusError, Interrupted, nanos(at), id, StatusRunning)
+		if err != nil {
+			return 0, fmt.Errorf("store: recover turn %d: %w", id, err)
+		}
+		k, err := res.RowsAffected()
+		if err != nil {
+			return 0, fmt.Errorf("store: recover turn %d: %w", id, err)
+		}
+		n += int(k)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("store: recover running turns: %w", err)
+	}
+	return n, nil
+}
+
+// chars is the size of a message for the history budget: the runes of its
+// text, tool arguments and tool results.
+func chars(m contracts.Message) int {
+	n := utf8.RuneCountInString(m.Text)
+	for _, c := range m.ToolCalls {
+		n += utf8.RuneCountInString(c.Arguments)
+	}
+	for _, r := range m.ToolResults {
+		n += utf8.RuneCountInString(r.Content)
+	}
+	return n
+}

@@ -1,0 +1,256 @@
+// Package cli is the terminal transport: an interactive chat with line
+// editing and history, tool calls shown as they happen, and Ctrl-C that
+// cancels the running turn rather than the program; and a one-shot mode for
+// scripts. It reaches the agent only through the core's Send.
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/peterh/liner"
+
+	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/core"
+)
+
+// Chatter runs a turn.
+type Chatter interface {
+	Send(ctx context.Context, chat, text string, ev core.Events) (core.Outcome, error)
+}
+
+// Terminal is a chat in a terminal.
+type Terminal struct {
+	Chat        Chatter
+	ChatName    string
+	In          io.Reader
+	Out         io.Writer // replies and, when interactive, tool calls
+	Err         io.Writer // tool calls in one-shot mode, and errors
+	HistoryFile string    // line history; "" keeps none
+	// Interrupts delivers Ctrl-C; nil means os.Interrupt via signal.Notify.
+	Interrupts <-chan os.Signal
+}
+
+// Once sends one message, prints the reply on Out and returns. Tool calls
+// are shown on Err so that Out holds only the reply, for scripts.
+func (t *Terminal) Once(ctx context.Context, text string) (core.Outcome, error) {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	show := &display{w: t.Err}
+	out, err := t.Chat.Send(ctx, t.name(), text, core.Events{Tool: show.tool})
+	if out.Reply != "" {
+		fmt.Fprintln(t.Out, Sanitize(out.Reply))
+	}
+	return out, err
+}
+
+func (t *Terminal) name() string {
+	if t.ChatName == "" {
+		return "terminal"
+	}
+	return t.ChatName
+}
+
+// Run is the interactive chat. It returns at end of input (Ctrl-D) or /quit.
+func (t *Terminal) Run(ctx context.Context) error {
+	ints := t.Interrupts
+	if ints == nil {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, os.Interrupt)
+		defer signal.Stop(ch)
+		ints = ch
+	}
+	read, closeInput := t.input()
+	defer closeInput()
+	fmt.Fprintln(t.Out, "shelldon — type a message; /help for commands, Ctrl-C cancels a turn, Ctrl-D quits.")
+	for {
+		line, err := read("you> ")
+		if errors.Is(err, liner.ErrPromptAborted) {
+			continue // Ctrl-C at the prompt clears the line
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				fmt.Fprintln(t.Out)
+				return nil
+			}
+			return fmt.Errorf("read input: %w", err)
+		}
+		line = strings.TrimSpace(line)
+		switch line {
+		case "":
+			continue
+		case "/quit", "/exit":
+			return nil
+		case "/help":
+			fmt.Fprintln(t.Out, "Commands: /help, /quit. Anything else is a message to shelldon.\nCtrl-C cancels the running turn; Ctrl-D quits.")
+			continue
+		}
+		t.turn(ctx, line, ints)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// turn runs one message, cancelling it on an interrupt.
+func (t *Terminal) turn(ctx context.Context, text string, ints <-chan os.Signal) {
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ints:
+			fmt.Fprintln(t.Out, "\n^C — cancelling this turn…")
+			cancel()
+		case <-done:
+		}
+	}()
+	show := &display{w: t.Out, stream: true}
+	out, err := t.Chat.Send(tctx, t.name(), text, core.Events{Text: show.text, Tool: show.tool})
+	close(done)
+	show.finish(out.Reply)
+	if err != nil && out.Reply == "" {
+		fmt.Fprintf(t.Err, "error: %v\n", err)
+	}
+}
+
+// input returns a line reader: liner with history on a terminal, a plain
+// scanner otherwise.
+func (t *Terminal) input() (func(prompt string) (string, error), func()) {
+	if f, ok := t.In.(*os.File); ok && f == os.Stdin && liner.TerminalSupported() && isTerminal(f) {
+		ln := liner.NewLiner()
+		ln.SetCtrlCAborts(true)
+		if t.HistoryFile != "" {
+			if h, err := os.Open(t.HistoryFile); err == nil {
+				ln.ReadHistory(h)
+				h.Close()
+			}
+		}
+		read := func(prompt string) (string, error) {
+			s, err := ln.Prompt(prompt)
+			if err == nil && strings.TrimSpace(s) != "" {
+				ln.AppendHistory(s)
+			}
+			return s, err
+		}
+		return read, func() {
+			if t.HistoryFile != "" {
+				if h, err := os.OpenFile(t.HistoryFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err == nil {
+					ln.WriteHistory(h)
+					h.Close()
+				}
+			}
+			ln.Close()
+		}
+	}
+	sc := bufio.NewScanner(t.In)
+	sc.Buffer(make([]byte, 64<<10), core.MaxInput+1)
+	return func(prompt string) (string, error) {
+		fmt.Fprint(t.Out, prompt)
+		if !sc.Scan() {
+			if err := sc.Err(); err != nil {
+				return "", err
+			}
+			return "", io.EOF
+		}
+		return sc.Text(), nil
+	}, func() {}
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// display prints a turn as it happens: streamed text and tool calls.
+type display struct {
+	mu       sync.Mutex
+	w        io.Writer
+	stream   bool
+	streamed strings.Builder // text streamed since the last tool call
+	midLine  bool
+}
+
+func (d *display) text(delta string) {
+	if !d.stream {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.streamed.Len() == 0 {
+		fmt.Fprint(d.w, "shelldon> ")
+	}
+	d.streamed.WriteString(delta)
+	fmt.Fprint(d.w, Sanitize(delta))
+	d.midLine = !strings.HasSuffix(delta, "\n")
+}
+
+func (d *display) tool(ev contracts.ToolEvent) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.midLine {
+		fmt.Fprintln(d.w)
+		d.midLine = false
+	}
+	d.streamed.Reset()
+	switch ev.Phase {
+	case contracts.PhaseStart:
+		fmt.Fprintf(d.w, "  ⚙ %s %s\n", ev.Tool, oneLine(ev.Arguments, 120))
+	case contracts.PhaseEnd:
+		mark := "✓"
+		if !ev.OK {
+			mark = "✗"
+		}
+		fmt.Fprintf(d.w, "  %s %s (%s) %s\n", mark, ev.Tool, ev.Duration.Round(time.Millisecond), oneLine(ev.Summary, 100))
+	}
+}
+
+// finish prints the reply unless it was already streamed word for word.
+func (d *display) finish(reply string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.midLine {
+		fmt.Fprintln(d.w)
+	}
+	if reply == "" || strings.TrimSpace(d.streamed.String()) == strings.TrimSpace(reply) {
+		return
+	}
+	fmt.Fprintf(d.w, "shelldon> %s\n", Sanitize(reply))
+}
+
+// Sanitize makes text safe to print on a terminal: escape sequences and
+// other control characters (which could rewrite the screen or the title, or
+// hide text) are shown escaped, as are bidirectional overrides. Newlines and
+// tabs stay.
+func Sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func oneLine(s string, max int) string {
+	s = Sanitize(strings.Join(strings.Fields(s), " "))
+	if r := []rune(s); len(r) > max {
+		return string(r[:max]) + "…"
+	}
+	return s
+}

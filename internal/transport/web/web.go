@@ -1,0 +1,213 @@
+// Package web is shelldon's HTTP API: chat, audit and health, behind a
+// bearer token. It reaches the agent only through the core's calls; it holds
+// no model credential and renders nothing the model could word as an
+// approval.
+package web
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shelldon/shelldon/internal/core"
+	"github.com/shelldon/shelldon/internal/core/store"
+)
+
+// Chatter runs a turn.
+type Chatter interface {
+	Send(ctx context.Context, chat, text string, ev core.Events) (core.Outcome, error)
+}
+
+// AuditReader reads the audit trail.
+type AuditReader interface {
+	Audit(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, error)
+}
+
+// Server serves the HTTP API.
+type Server struct {
+	chat   Chatter
+	audit  AuditReader
+	token  []byte
+	log    *slog.Logger
+	mux    *http.ServeMux
+	health func() map[string]any
+}
+
+// Options configure a Server.
+type Options struct {
+	Chat   Chatter
+	Audit  AuditReader
+	Token  string // the bearer token every /api call must carry
+	Logger *slog.Logger
+	Health func() map[string]any // extra fields for /healthz; nil for none
+}
+
+// New returns the API handler. An empty token is refused: the API is never open.
+func New(opts Options) (*Server, error) {
+	if len(opts.Token) < 16 {
+		return nil, errors.New("web: the API token must be at least 16 characters")
+	}
+	s := &Server{chat: opts.Chat, audit: opts.Audit, token: []byte(opts.Token), log: opts.Logger, health: opts.Health}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.Handle("POST /api/chat", s.auth(http.HandlerFunc(s.postChat)))
+	mux.Handle("GET /api/audit", s.auth(http.HandlerFunc(s.getAudit)))
+	mux.Handle("/api/", s.auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
+	})))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", "not found")
+	})
+	s.mux = mux
+	return s, nil
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-store")
+	s.mux.ServeHTTP(w, r)
+}
+
+// auth requires the bearer token, compared in constant time.
+func (s *Server) auth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := r.Header.Get("Authorization")
+		tok, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), s.token) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="shelldon"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized", "a valid bearer token is required (Authorization: Bearer <token>)")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	body := map[string]any{"status": "ok"}
+	if s.health != nil {
+		for k, v := range s.health() {
+			body[k] = v
+		}
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+var chatName = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,64}$`)
+
+type chatRequest struct {
+	Chat string `json:"chat"`
+	Text string `json:"text"`
+}
+
+type chatResponse struct {
+	core.Outcome
+	Approvals []any `json:"approvals"`
+}
+
+func (s *Server) postChat(w http.ResponseWriter, r *http.Request) {
+	var req chatRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if req.Chat == "" {
+		req.Chat = "web"
+	}
+	if !chatName.MatchString(req.Chat) {
+		writeError(w, http.StatusBadRequest, "bad_request", `"chat" must be 1-64 letters, digits or _.:@-`)
+		return
+	}
+	out, err := s.chat.Send(r.Context(), req.Chat, req.Text, core.Events{})
+	switch {
+	case errors.Is(err, core.ErrBadInput):
+		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
+		return
+	case err != nil && out.Turn == 0:
+		s.log.Error("chat turn failed", "err", err)
+		writeError(w, http.StatusInternalServerError, "internal", "the turn could not run: "+err.Error())
+		return
+	case err != nil:
+		s.log.Error("chat turn broke", "turn", out.Turn, "err", err)
+	}
+	writeJSON(w, http.StatusOK, chatResponse{Outcome: out, Approvals: []any{}})
+}
+
+type auditEntry struct {
+	ID         int64     `json:"id"`
+	At         time.Time `json:"at"`
+	Chat       string    `json:"chat"`
+	Turn       int64     `json:"turn"`
+	Kind       string    `json:"kind"`
+	Tool       string    `json:"tool"`
+	Args       string    `json:"args"`
+	Summary    string    `json:"summary"`
+	OK         bool      `json:"ok"`
+	DurationMS int64     `json:"duration_ms"`
+}
+
+func (s *Server) getAudit(w http.ResponseWriter, r *http.Request) {
+	q := store.AuditQuery{Limit: 50, Chat: r.URL.Query().Get("chat")}
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			writeError(w, http.StatusBadRequest, "bad_request", `"limit" must be a number from 1 to 1000`)
+			return
+		}
+		q.Limit = n
+	}
+	entries, err := s.audit.Audit(r.Context(), q)
+	if err != nil {
+		s.log.Error("read audit", "err", err)
+		writeError(w, http.StatusInternalServerError, "internal", "could not read the audit trail")
+		return
+	}
+	out := make([]auditEntry, len(entries))
+	for i, e := range entries {
+		out[i] = auditEntry{e.ID, e.At.UTC(), e.Chat, e.Turn, e.Kind, e.Tool, e.Args, e.Summary, e.OK, e.Duration.Milliseconds()}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"audit": out})
+}
+
+// maxBody caps a request body.
+const maxBody = 1 << 20
+
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "send JSON (Content-Type: application/json)")
+		return false
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is over %d bytes", maxBody))
+			return false
+		}
+		writeError(w, http.StatusBadRequest, "bad_request", "invalid JSON body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(true)
+	enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}

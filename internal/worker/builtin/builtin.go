@@ -1,0 +1,61 @@
+// Package builtin holds the FREE built-in tools of DESIGN section 3:
+// get_time, read_file, list_dir and eval. Their names and parameter names
+// are a contract. Each tool's description for the model is the .md file
+// beside its .go file.
+//
+// Invariant: the file tools reach the file system only through a
+// workspace.Root, so every path the model names is jailed beneath the
+// workspace and checked against the credential deny list (see package
+// workspace); eval runs one Starlark expression with no I/O at all.
+//
+// eval is bounded in steps and wall-clock time, not in memory: Starlark
+// does not bound allocation, and one step such as "x" * (1 << 30) or
+// sorted(range(10**8)) can allocate gigabytes. That is contained by the
+// worker process's memory limit (the turn fails, the daemon survives), not
+// here; the only memory guard eval adds is a nesting limit on json.decode,
+// whose recursion would otherwise overflow the Go stack and kill the worker
+// outright.
+package builtin
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/shelldon/shelldon/internal/worker"
+	"github.com/shelldon/shelldon/internal/workspace"
+)
+
+// Env is what the built-in tools need from the worker.
+type Env struct {
+	Workspace *workspace.Root
+	Now       func() time.Time // default time.Now
+	Location  *time.Location   // default time.Local
+}
+
+// Register adds get_time, read_file, list_dir and eval to reg.
+func Register(reg *worker.Registry, env Env) error {
+	if env.Workspace == nil {
+		return fmt.Errorf("builtin: no workspace")
+	}
+	if env.Now == nil {
+		env.Now = time.Now
+	}
+	if env.Location == nil {
+		env.Location = time.Local
+	}
+	for _, build := range []func(Env) (*worker.Tool, error){
+		getTimeTool,
+		readFileTool,
+		listDirTool,
+		func(Env) (*worker.Tool, error) { return evalTool(defaultEvalLimits) },
+	} {
+		t, err := build(env)
+		if err != nil {
+			return fmt.Errorf("builtin: %w", err)
+		}
+		if err := reg.Add(t); err != nil {
+			return fmt.Errorf("builtin: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,363 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/shelldon/shelldon/internal/contracts"
+)
+
+// Model is how the loop reaches the model. In the worker process it is the
+// daemon, over the frame pipe; in tests a scripted fake.
+type Model interface {
+	Complete(ctx context.Context, req contracts.Request) (contracts.Completion, error)
+}
+
+// Default bounds of a turn, used where a Job leaves them zero.
+const (
+	DefaultMaxToolCalls = 6
+	DefaultBudget       = 25 * time.Second
+	DefaultReserve      = 2 * time.Second
+	// MaxResultBytes caps one tool result handed back to the model.
+	MaxResultBytes = 64 << 10
+	// summaryBytes caps the result summary in a ToolEvent (audit, display).
+	summaryBytes = 240
+)
+
+// Loop runs the bounded agentic loop of one turn.
+type Loop struct {
+	Model   Model
+	Tools   *Registry
+	Now     func() time.Time          // nil means time.Now
+	OnEvent func(contracts.ToolEvent) // nil means no events
+	Redact  func(args string) string  // redacts arguments for events; nil keeps them
+	Logger  *slog.Logger              // nil means slog.Default()
+}
+
+// Run runs one turn and returns its result. It never fails: a model that
+// cannot be reached, a deadline or a cancellation end the turn with a reply
+// that says so and with Result.Stopped set.
+func (l *Loop) Run(ctx context.Context, job contracts.Job) contracts.Result {
+	now := l.Now
+	if now == nil {
+		now = time.Now
+	}
+	lim := job.Limits
+	if lim.MaxToolCalls <= 0 {
+		lim.MaxToolCalls = DefaultMaxToolCalls
+	}
+	if lim.Budget <= 0 {
+		lim.Budget = DefaultBudget
+	}
+	if lim.Reserve <= 0 {
+		lim.Reserve = DefaultReserve
+	}
+	deadline := job.Deadline
+	if deadline.IsZero() {
+		deadline = now().Add(lim.Budget)
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+
+	t := &turn{loop: l, now: now, lim: lim, deadline: deadline}
+	user := contracts.Message{Role: contracts.RoleUser, Text: job.Input}
+	t.convo = append(append(t.convo, job.History...), user)
+	t.res.Messages = []contracts.Message{user}
+	t.run(ctx, job.System)
+	return t.res
+}
+
+// turn is the state of one Run.
+type turn struct {
+	loop     *Loop
+	now      func() time.Time
+	lim      contracts.Limits
+	deadline time.Time
+	convo    []contracts.Message // history + this turn, sent to the model
+	res      contracts.Result
+	lastText string // the model's latest words, for an early stop
+}
+
+func (t *turn) append(m contracts.Message) {
+	t.convo = append(t.convo, m)
+	t.res.Messages = append(t.res.Messages, m)
+}
+
+func (t *turn) left() time.Duration { return t.deadline.Sub(t.now()) }
+
+func (t *turn) run(ctx context.Context, system string) {
+	emptyReplies := 0
+	for {
+		if ctx.Err() != nil && t.left() > 0 {
+			t.stop(contracts.StopCancelled, "")
+			return
+		}
+		if t.left() < t.lim.Reserve {
+			t.stop(contracts.StopDeadline, "")
+			return
+		}
+		req := contracts.Request{System: system, Messages: t.convo, MaxTokens: t.lim.MaxTokens}
+		limitReached := t.res.ToolCalls >= t.lim.MaxToolCalls
+		if limitReached {
+			req.System = strings.TrimSpace(system + "\n\n" + fmt.Sprintf(
+				"You have used all %d tool calls of this turn. Answer the owner now with what you have.", t.lim.MaxToolCalls))
+		} else {
+			req.Tools = t.loop.Tools.Specs()
+		}
+		// The model call must end early enough to leave the reserve for an answer.
+		mctx, mcancel := context.WithDeadline(ctx, t.deadline.Add(-t.lim.Reserve/2))
+		comp, err := t.loop.Model.Complete(mctx, req)
+		mcancel()
+		t.res.Usage = t.res.Usage.Add(comp.Usage)
+		if comp.Provider != "" {
+			t.res.Provider, t.res.Model = comp.Provider, comp.Model
+		}
+		if err != nil {
+			switch {
+			case ctx.Err() != nil && t.left() > 0:
+				t.stop(contracts.StopCancelled, "")
+			case t.left() < t.lim.Reserve || errors.Is(err, context.DeadlineExceeded):
+				t.stop(contracts.StopDeadline, "")
+			default:
+				t.stop(contracts.StopError, fmt.Sprintf("I could not get an answer from the model: %v", err))
+			}
+			return
+		}
+		msg := comp.Message
+		msg.Role = contracts.RoleAssistant
+		if limitReached {
+			msg.ToolCalls = nil // none were offered; a server that sends some anyway is ignored
+		}
+		if msg.Text != "" {
+			t.lastText = msg.Text
+		}
+		if strings.TrimSpace(msg.Text) == "" && len(msg.ToolCalls) == 0 {
+			emptyReplies++
+			if emptyReplies < 2 {
+				continue // one more try: empty replies are often transient
+			}
+			t.stop(contracts.StopError, "The model returned an empty reply twice; please try again or rephrase.")
+			return
+		}
+		if len(msg.ToolCalls) == 0 {
+			t.append(msg)
+			t.res.Reply = msg.Text
+			return
+		}
+		for i := range msg.ToolCalls {
+			if msg.ToolCalls[i].ID == "" { // some OpenAI-compatible servers omit ids
+				msg.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", len(t.res.Messages), i)
+			}
+		}
+		t.append(msg)
+		results := make([]contracts.ToolResult, len(msg.ToolCalls))
+		for i, call := range msg.ToolCalls {
+			results[i] = t.call(ctx, call)
+		}
+		t.append(contracts.Message{Role: contracts.RoleTool, ToolResults: results})
+	}
+}
+
+// call runs one tool call, or explains to the model why it did not run.
+// Every call gets a result, so the conversation stays well-formed.
+func (t *turn) call(ctx context.Context, call contracts.ToolCall) contracts.ToolResult {
+	res := contracts.ToolResult{CallID: call.ID, Name: call.Name}
+	if t.res.ToolCalls >= t.lim.MaxToolCalls {
+		res.Content = fmt.Sprintf("not run: the limit of %d tool calls per turn is reached; answer with what you have", t.lim.MaxToolCalls)
+		return res
+	}
+	if t.left() < t.lim.Reserve {
+		res.Content = "not run: this turn's time budget is used up; answer with what you have"
+		return res
+	}
+	t.res.ToolCalls++
+	args := call.Arguments
+	if t.loop.Redact != nil {
+		args = t.loop.Redact(args)
+	}
+	t.emit(contracts.ToolEvent{Phase: contracts.PhaseStart, CallID: call.ID, Tool: call.Name, Arguments: args})
+	start := t.now()
+	out, err := t.execute(ctx, call)
+	res.OK = err == nil
+	if err != nil {
+		res.Content = "error: " + err.Error()
+	} else {
+		res.Content = capText(out, MaxResultBytes)
+	}
+	t.emit(contracts.ToolEvent{
+		Phase: contracts.PhaseEnd, CallID: call.ID, Tool: call.Name, Arguments: args,
+		OK: res.OK, Summary: capText(res.Content, summaryBytes), Duration: t.now().Sub(start),
+	})
+	return res
+}
+
+func (t *turn) emit(ev contracts.ToolEvent) {
+	if t.loop.OnEvent != nil {
+		t.loop.OnEvent(ev)
+	}
+}
+
+// execute checks the call against the registry and the tool's schema, then
+// runs it with the time the turn has left, containing a panic.
+func (t *turn) execute(ctx context.Context, call contracts.ToolCall) (string, error) {
+	tool, ok := t.loop.Tools.Get(call.Name)
+	if !ok {
+		names := make([]string, 0)
+		for _, tl := range t.loop.Tools.Tools() {
+			names = append(names, tl.Name)
+		}
+		return "", fmt.Errorf("unknown tool %q; the tools are: %s", call.Name, strings.Join(names, ", "))
+	}
+	args, err := PrepareArguments(tool, call.Arguments)
+	if err != nil {
+		return "", err
+	}
+	tctx, cancel := context.WithDeadline(ctx, t.deadline.Add(-t.lim.Reserve))
+	defer cancel()
+	type outcome struct {
+		out string
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				t.logger().Error("tool panicked", "tool", call.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				done <- outcome{err: fmt.Errorf("the tool %s failed internally (panic: %v)", call.Name, p)}
+			}
+		}()
+		out, err := tool.Run(tctx, args)
+		done <- outcome{out, err}
+	}()
+	select {
+	case o := <-done:
+		return o.out, o.err
+	case <-tctx.Done():
+		// A tool that ignores its context is abandoned; the worker process
+		// ends with the turn, so nothing outlives it.
+		return "", fmt.Errorf("the tool %s did not finish within this turn's time budget", call.Name)
+	}
+}
+
+func (t *turn) logger() *slog.Logger {
+	if t.loop.Logger != nil {
+		return t.loop.Logger
+	}
+	return slog.Default()
+}
+
+// stop ends the turn before the model gave its own final answer, replying
+// with what the turn has.
+func (t *turn) stop(reason, msg string) {
+	t.res.Stopped = reason
+	var b strings.Builder
+	switch reason {
+	case contracts.StopDeadline:
+		fmt.Fprintf(&b, "I ran out of time for this turn (%s budget, %d tool calls made).", t.lim.Budget, t.res.ToolCalls)
+	case contracts.StopCancelled:
+		b.WriteString("Turn cancelled.")
+	default:
+		b.WriteString(msg)
+	}
+	if t.lastText != "" {
+		b.WriteString("\n\nWhat I had so far: " + t.lastText)
+	}
+	if last := t.lastResults(); last != "" {
+		b.WriteString("\n\nLatest tool results:\n" + last)
+	}
+	t.res.Reply = b.String()
+	t.append(contracts.Message{Role: contracts.RoleAssistant, Text: t.res.Reply})
+}
+
+// lastResults summarizes the most recent tool results of this turn.
+func (t *turn) lastResults() string {
+	for i := len(t.res.Messages) - 1; i >= 0; i-- {
+		m := t.res.Messages[i]
+		if m.Role != contracts.RoleTool {
+			continue
+		}
+		var b strings.Builder
+		for _, r := range m.ToolResults {
+			fmt.Fprintf(&b, "- %s: %s\n", r.Name, capText(r.Content, 500))
+		}
+		return strings.TrimRight(b.String(), "\n")
+	}
+	return ""
+}
+
+// PrepareArguments parses the model's argument text, drops properties the
+// tool's schema does not declare, and validates the rest against it. The
+// error says what is wrong in words a model can act on.
+func PrepareArguments(tool *Tool, raw string) (json.RawMessage, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" || raw == "null" {
+		raw = "{}"
+	}
+	var v any
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		return nil, fmt.Errorf("the arguments are not valid JSON (%v); send one JSON object", err)
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the arguments must be a JSON object, not %s", jsonKind(v))
+	}
+	if s := tool.Schema; s != nil && s.Properties != nil && !allowsExtra(s.AdditionalProperties) {
+		for k := range obj {
+			if _, declared := s.Properties[k]; !declared {
+				delete(obj, k)
+			}
+		}
+	}
+	if tool.resolved != nil {
+		if err := tool.resolved.Validate(obj); err != nil {
+			return nil, fmt.Errorf("invalid arguments: %v", err)
+		}
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("re-encode arguments: %w", err)
+	}
+	return out, nil
+}
+
+// allowsExtra reports whether an additionalProperties schema admits
+// undeclared properties; nil (unspecified) is treated as no, so arguments are
+// always filtered to what the tool declares.
+func allowsExtra(s *jsonschema.Schema) bool { return s != nil && s.Not == nil }
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// capText cuts s to at most n bytes on a rune boundary, saying how much was cut.
+func capText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("…[truncated %d bytes]", len(s)-cut)
+}

@@ -1,0 +1,124 @@
+// Repository-level tests: the dependency rules behind DESIGN.md's
+// invariants 1 and 2, and a package doc for every package.
+package shelldon_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/shelldon/shelldon"
+
+type pkg struct {
+	ImportPath string
+	Doc        string
+	Deps       []string
+	GoFiles    []string
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 15 {
+		t.Fatalf("go list found only %d packages; the rules below would mean little", len(pkgs))
+	}
+	return pkgs
+}
+
+// modelSDKs are module prefixes of model provider SDKs and agent frameworks.
+var modelSDKs = []string{
+	"github.com/anthropics/", "github.com/openai/", "github.com/sashabaranov/go-openai",
+	"github.com/tmc/langchaingo", "google.golang.org/genai", "github.com/ollama/ollama",
+	"github.com/cloudwego/eino", "github.com/firebase/genkit",
+}
+
+func hasPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if s == strings.TrimSuffix(p, "/") || strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDependencyRules(t *testing.T) {
+	t.Parallel()
+	rules := []struct {
+		name      string
+		applies   func(path string) bool
+		forbidden []string
+	}{
+		{
+			// Invariant 1: core is LLM-free.
+			name:      "core never imports the broker or a model SDK",
+			applies:   func(p string) bool { return hasPrefix(p, module+"/internal/core") },
+			forbidden: append([]string{module + "/internal/broker"}, modelSDKs...),
+		},
+		{
+			// Invariant 2: the worker holds no credential. It never reads the
+			// config or .env, never opens the database, never talks to a
+			// provider itself.
+			name: "worker and child modes never reach credentials, the store or the broker",
+			applies: func(p string) bool {
+				return hasPrefix(p, module+"/internal/worker", module+"/internal/childproc", module+"/internal/workspace")
+			},
+			forbidden: append([]string{
+				module + "/internal/broker", module + "/internal/config", module + "/internal/core",
+				module + "/internal/app", "net/http", "modernc.org/sqlite",
+			}, modelSDKs...),
+		},
+		{
+			// Invariant 2: the broker executes nothing.
+			name:      "broker executes nothing",
+			applies:   func(p string) bool { return hasPrefix(p, module+"/internal/broker") },
+			forbidden: []string{"os/exec", module + "/internal/worker", module + "/internal/core", module + "/internal/childproc"},
+		},
+		{
+			name:      "contracts is standard library only",
+			applies:   func(p string) bool { return p == module+"/internal/contracts" },
+			forbidden: []string{"github.com/", "golang.org/", "go.", "modernc.org/", module + "/"},
+		},
+	}
+	pkgs := listPackages(t)
+	for _, r := range rules {
+		matched := 0
+		for _, p := range pkgs {
+			if !r.applies(p.ImportPath) || strings.HasSuffix(p.ImportPath, "test") {
+				continue
+			}
+			matched++
+			for _, d := range p.Deps {
+				if d != p.ImportPath && hasPrefix(d, r.forbidden...) && !strings.HasPrefix(d, "net/http/internal") {
+					t.Errorf("%s: %s imports %s (transitively)", r.name, p.ImportPath, d)
+				}
+			}
+		}
+		if matched == 0 {
+			t.Errorf("rule %q matched no package: the rule is stale", r.name)
+		}
+	}
+}
+
+func TestEveryPackageHasDoc(t *testing.T) {
+	t.Parallel()
+	for _, p := range listPackages(t) {
+		if len(p.GoFiles) > 0 && strings.TrimSpace(p.Doc) == "" {
+			t.Errorf("%s has no package doc", p.ImportPath)
+		}
+	}
+}
