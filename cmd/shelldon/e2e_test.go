@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 const apiKey = "sk-test-e2e-0123456789abcdefghijklmnop"
 
 // home makes a shelldon home whose config points at the fake provider.
-func home(t *testing.T, kind, baseURL string, extra string) string {
+func home(t testing.TB, kind, baseURL string, extra string) string {
 	t.Helper()
 	h := t.TempDir()
 	cfg := fmt.Sprintf("provider:\n  kind: %s\n  base_url: %s\n  model: test-model\n  api_key_env: TEST_PROVIDER_KEY\n%s", kind, baseURL, extra)
@@ -72,7 +72,7 @@ type daemon struct {
 	stderr bytes.Buffer
 }
 
-func startServe(t *testing.T, h string, extraEnv ...string) *daemon {
+func startServe(t testing.TB, h string, extraEnv ...string) *daemon {
 	t.Helper()
 	token := "test-token-0123456789abcdef"
 	cmd := exec.Command(binary, "serve", "--listen", "127.0.0.1:0")
@@ -128,7 +128,7 @@ func (d *daemon) log() string {
 	return d.stderr.String()
 }
 
-func (d *daemon) do(t *testing.T, method, path, token string, body any) (int, map[string]any) {
+func (d *daemon) do(t testing.TB, method, path, token string, body any) (int, map[string]any) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {

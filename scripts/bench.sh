@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Runs shelldon's benchmarks and writes docs/PERFORMANCE.md (method, machine,
+# figures). Figures are measured, never asserted in tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=docs/PERFORMANCE.md
+raw=$(mktemp)
+trap 'rm -f "$raw"' EXIT
+
+bench() { # name benchtime
+  go test -run '^$' -bench "^$1\$" -benchtime "$2" -count 1 ./cmd/shelldon | grep '^Benchmark' >>"$raw"
+}
+bench BenchmarkServeTurn 500x
+bench BenchmarkDaemonIdleRSS 1x
+bench BenchmarkVersionColdStart 100x
+bench BenchmarkChatOneShot 50x
+bench BenchmarkBinarySize 1x
+
+# metric NAME UNIT: the value reported with that unit on the benchmark's line.
+metric() {
+  awk -v n="$1" -v u="$2" '$1 ~ "^"n"(-[0-9]+)?$" { for (i = 3; i < NF; i++) if ($(i+1) == u) print $i }' "$raw"
+}
+
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+mem=$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)
+{
+cat <<HDR
+# shelldon performance
+
+Written by \`scripts/bench.sh\` on $(date -u +%Y-%m-%d); rerun it to refresh. Nothing here is
+asserted by the test suite.
+
+## Machine
+
+- CPU: ${cpu} ($(nproc) cores), RAM ${mem}
+- Kernel: $(uname -r); $(go version | cut -d' ' -f3-)
+
+## Method
+
+All figures come from \`go test -bench\` in \`cmd/shelldon/bench_test.go\`, against the real
+binary (built with CGO off) and a fake provider (\`internal/broker/brokertest\`, an HTTP server
+on 127.0.0.1 that answers at once):
+
+- **Per-turn overhead**: \`POST /api/chat\` to a running \`shelldon serve\`, from request to
+  reply, 500 turns after one warm-up. Each turn spawns a worker process, makes one model call
+  through the daemon over the frame pipe, and commits history and usage to SQLite. p50/p99 of
+  the samples.
+- **Daemon idle RSS**: \`VmRSS\` and \`RssAnon\` from \`/proc/<pid>/status\` of \`shelldon serve\`
+  one second after start, and again one second after one turn.
+- **Cold start**: wall time of \`shelldon version\` as a new process, 100 runs.
+- **One-shot chat**: wall time of \`shelldon chat -m hi\` (load config, open the store, one
+  turn with a worker, exit), 50 runs; peak RSS is the process's \`ru_maxrss\`.
+- **Binary size**: \`go build -trimpath -ldflags="-s -w"\` with \`CGO_ENABLED=0\`.
+
+## Figures
+
+| measure | figure | target |
+|---|---|---|
+| per-turn overhead p50 | $(metric BenchmarkServeTurn p50-ms) ms | ≤ 15 ms |
+| per-turn overhead p99 | $(metric BenchmarkServeTurn p99-ms) ms | |
+| daemon idle VmRSS | $(metric BenchmarkDaemonIdleRSS VmRSS-MB) MB | ≤ 20 MB |
+| daemon idle RssAnon | $(metric BenchmarkDaemonIdleRSS RssAnon-MB) MB | |
+| daemon VmRSS after one turn | $(metric BenchmarkDaemonIdleRSS VmRSS-after-turn-MB) MB | |
+| daemon RssAnon after one turn | $(metric BenchmarkDaemonIdleRSS RssAnon-after-turn-MB) MB | |
+| \`shelldon version\` cold start p50 / p99 | $(metric BenchmarkVersionColdStart p50-ms) / $(metric BenchmarkVersionColdStart p99-ms) ms | |
+| \`shelldon chat -m\` wall p50 / p99 | $(metric BenchmarkChatOneShot p50-ms) / $(metric BenchmarkChatOneShot p99-ms) ms | |
+| \`shelldon chat -m\` peak RSS | $(metric BenchmarkChatOneShot peak-RSS-MB) MB | |
+| stripped binary, linux/amd64 | $(metric BenchmarkBinarySize linux-amd64-MB) MB | ≤ 20 MB |
+| stripped binary, linux/arm64 | $(metric BenchmarkBinarySize linux-arm64-MB) MB | ≤ 20 MB |
+| stripped binary, linux/armv7 | $(metric BenchmarkBinarySize linux-armv7-MB) MB | ≤ 20 MB |
+
+These were measured on the machine above, not on a Raspberry Pi Zero 2W; expect the times to
+be several times longer there (memory figures carry over closely).
+
+## Raw output
+
+\`\`\`
+$(cat "$raw")
+\`\`\`
+HDR
+} >"$out"
+echo "wrote $out"
