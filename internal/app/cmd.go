@@ -155,7 +155,9 @@ func (e cmdEnv) chatCmd() *cobra.Command {
 			"happen; Ctrl-C cancels the running turn, Ctrl-D quits. With -m, answer one message and exit.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := e.open(cmd.Context(), slog.LevelWarn)
+			// Only errors reach the terminal: a failed model call already
+			// shows in the reply, and warnings would break up the chat.
+			a, err := e.open(cmd.Context(), slog.LevelError)
 			if err != nil {
 				return err
 			}

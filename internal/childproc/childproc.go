@@ -40,6 +40,12 @@ func Dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 1
 		}
 		return 0
+	case "eval":
+		if err := runEval(stdin, stdout); err != nil {
+			logger.Error("eval failed", "err", err)
+			return 1
+		}
+		return 0
 	default:
 		fmt.Fprintf(stderr, "shelldon be-child: unknown mode %q\n", args[0])
 		return 2
@@ -60,7 +66,7 @@ func buildTools(job contracts.Job) (*worker.Registry, func(), error) {
 		return nil, nil, fmt.Errorf("open workspace: %w", err)
 	}
 	reg := worker.NewRegistry()
-	if err := builtin.Register(reg, builtin.Env{Workspace: ws}); err != nil {
+	if err := builtin.Register(reg, builtin.Env{Workspace: ws, Eval: evalInChild}); err != nil {
 		ws.Close()
 		return nil, nil, err
 	}

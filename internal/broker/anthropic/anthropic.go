@@ -55,7 +55,7 @@ func (c *Client) Complete(ctx context.Context, req contracts.Request, onText fun
 	}
 	defer a.Close()
 	var comp contracts.Completion
-	if c.cfg.Stream {
+	if c.cfg.Stream && provider.StreamedReply(a.Header) {
 		comp, err = decodeStream(a.Body, onText)
 	} else {
 		var data []byte

@@ -91,6 +91,11 @@ func TestTranscripts(t *testing.T) {
 			want: contracts.Completion{Message: assistant("The capital of France is Paris."), StopReason: "end_turn", Usage: contracts.Usage{InputTokens: 21, OutputTokens: 10}},
 		},
 		{
+			// A proxy that ignores "stream": true and answers with one JSON body.
+			name: "text", golden: "simple_stream", req: simpleReq, stream: true,
+			want: contracts.Completion{Message: assistant("The capital of France is Paris."), StopReason: "end_turn", Usage: contracts.Usage{InputTokens: 21, OutputTokens: 10}},
+		},
+		{
 			name: "text_stream", golden: "simple_stream", req: simpleReq, stream: true,
 			want:     contracts.Completion{Message: assistant("The capital of France is Paris."), StopReason: "end_turn", Usage: contracts.Usage{InputTokens: 21, OutputTokens: 10}},
 			wantText: "The capital of France is Paris.",

@@ -104,6 +104,11 @@ func TestTranscripts(t *testing.T) {
 			wantText: "The capital of France is Paris.",
 		},
 		{
+			// A server that ignores "stream": true and answers with one JSON body.
+			name: "text", golden: "simple_stream", req: simpleReq, stream: true,
+			want: contracts.Completion{Message: assistant("The capital of France is Paris."), StopReason: "stop", Usage: contracts.Usage{InputTokens: 27, OutputTokens: 8}},
+		},
+		{
 			name: "tools", golden: "tools", req: toolsReq,
 			want: contracts.Completion{
 				Message: assistant("",

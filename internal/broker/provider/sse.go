@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 )
 
@@ -135,3 +136,12 @@ func splitSSELines(data []byte, atEOF bool) (advance int, token []byte, err erro
 
 // String describes the event, for test failures.
 func (e Event) String() string { return fmt.Sprintf("event %q id %q data %q", e.Type, e.ID, e.Data) }
+
+// StreamedReply reports whether a reply to a streaming request really is an
+// event stream. Some OpenAI-compatible servers ignore "stream": true and
+// answer with one JSON body; the adapters then decode it as a plain reply.
+// A reply without a Content-Type is taken to be the stream that was asked for.
+func StreamedReply(h http.Header) bool {
+	ct := strings.ToLower(strings.TrimSpace(h.Get("Content-Type")))
+	return ct == "" || strings.HasPrefix(ct, "text/event-stream")
+}

@@ -209,7 +209,7 @@ func (d *display) tool(ev contracts.ToolEvent) {
 		if !ev.OK {
 			mark = "✗"
 		}
-		fmt.Fprintf(d.w, "  %s %s (%s) %s\n", mark, ev.Tool, ev.Duration.Round(time.Millisecond), oneLine(ev.Summary, 100))
+		fmt.Fprintf(d.w, "  %s %s (%s) %s\n", mark, ev.Tool, shortDuration(ev.Duration), oneLine(ev.Summary, 100))
 	}
 }
 
@@ -245,6 +245,13 @@ func Sanitize(s string) string {
 		}
 	}
 	return b.String()
+}
+
+func shortDuration(d time.Duration) string {
+	if d < time.Millisecond {
+		return "<1ms"
+	}
+	return d.Round(time.Millisecond).String()
 }
 
 func oneLine(s string, max int) string {

@@ -8,16 +8,17 @@
 // workspace and checked against the credential deny list (see package
 // workspace); eval runs one Starlark expression with no I/O at all.
 //
-// eval is bounded in steps and wall-clock time, not in memory: Starlark
-// does not bound allocation, and one step such as "x" * (1 << 30) or
-// sorted(range(10**8)) can allocate gigabytes. That is contained by the
-// worker process's memory limit (the turn fails, the daemon survives), not
-// here; the only memory guard eval adds is a nesting limit on json.decode,
-// whose recursion would otherwise overflow the Go stack and kill the worker
-// outright.
+// eval is bounded here in steps and wall-clock time, not in memory:
+// Starlark does not bound allocation, and a few steps can allocate
+// gigabytes. The worker therefore sets Env.Eval to run each expression in a
+// child process under RLIMIT_DATA (see package childproc), so a memory bomb
+// costs a failed call, not the worker. The one memory guard here is a
+// nesting limit on json.decode, whose recursion would otherwise overflow the
+// Go stack.
 package builtin
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -30,6 +31,10 @@ type Env struct {
 	Workspace *workspace.Root
 	Now       func() time.Time // default time.Now
 	Location  *time.Location   // default time.Local
+	// Eval evaluates one expression for the eval tool. The worker sets it to
+	// run each expression in a memory-limited child process (Starlark does
+	// not bound memory); nil evaluates in this process, for tests.
+	Eval func(ctx context.Context, code string) (string, error)
 }
 
 // Register adds get_time, read_file, list_dir and eval to reg.
@@ -47,7 +52,7 @@ func Register(reg *worker.Registry, env Env) error {
 		getTimeTool,
 		readFileTool,
 		listDirTool,
-		func(Env) (*worker.Tool, error) { return evalTool(defaultEvalLimits) },
+		func(e Env) (*worker.Tool, error) { return evalTool(defaultEvalLimits, e.Eval) },
 	} {
 		t, err := build(env)
 		if err != nil {

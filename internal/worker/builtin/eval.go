@@ -44,11 +44,20 @@ type evalArgs struct {
 	Code string `json:"code" jsonschema:"one Starlark (Python-like) expression, for example sum([x * x for x in range(10)])"`
 }
 
-func evalTool(lim evalLimits) (*worker.Tool, error) {
+func evalTool(lim evalLimits, run func(ctx context.Context, code string) (string, error)) (*worker.Tool, error) {
+	if run == nil {
+		run = func(ctx context.Context, code string) (string, error) { return evalExpr(ctx, lim, code) }
+	}
 	return worker.NewTool("eval", evalDescription, contracts.TierFree,
 		func(ctx context.Context, in evalArgs) (string, error) {
-			return evalExpr(ctx, lim, in.Code)
+			return run(ctx, in.Code)
 		})
+}
+
+// Eval evaluates code, one Starlark expression, within eval's step, time and
+// size limits. The worker's eval child mode calls it under a memory limit.
+func Eval(ctx context.Context, code string) (string, error) {
+	return evalExpr(ctx, defaultEvalLimits, code)
 }
 
 // errLoad refuses load, in whatever form it was written.

@@ -1,0 +1,101 @@
+package childproc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/shelldon/shelldon/internal/worker/builtin"
+)
+
+// EvalMemory caps the data segment of an eval child. Starlark bounds steps,
+// not memory ("x" * (1 << 30) is one step), so the kernel bounds it.
+const EvalMemory = 128 << 20
+
+// evalReply is what an eval child writes to stdout.
+type evalReply struct {
+	Text  string `json:"text"`
+	Error string `json:"error,omitempty"`
+}
+
+// runEval is the eval child mode: one expression from stdin, the result as
+// JSON on stdout, under RLIMIT_DATA. Running out of memory kills this
+// process, not the worker.
+func runEval(stdin io.Reader, stdout io.Writer) error {
+	lim := unix.Rlimit{Cur: EvalMemory, Max: EvalMemory}
+	if err := unix.Setrlimit(unix.RLIMIT_DATA, &lim); err != nil {
+		return fmt.Errorf("eval: set memory limit: %w", err)
+	}
+	debug.SetMemoryLimit(EvalMemory * 3 / 4)
+	code, err := io.ReadAll(io.LimitReader(stdin, 64<<10))
+	if err != nil {
+		return fmt.Errorf("eval: read code: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var rep evalReply
+	rep.Text, err = builtin.Eval(ctx, string(code))
+	if err != nil {
+		rep.Error = err.Error()
+	}
+	return json.NewEncoder(stdout).Encode(rep)
+}
+
+// evalInChild runs one eval expression in a child process of this binary.
+func evalInChild(ctx context.Context, code string) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("eval: find own binary: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, Arg, "eval")
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	cmd.Stdin = bytes.NewReader([]byte(code))
+	var out bytes.Buffer
+	cmd.Stdout = &limitedWriter{w: &out, n: 256 << 10}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.WaitDelay = time.Second
+	runErr := cmd.Run()
+	var rep evalReply
+	if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil || runErr != nil {
+		if ctx.Err() != nil {
+			return "", errors.New("eval: the expression did not finish in time")
+		}
+		return "", fmt.Errorf("eval: the expression ran out of memory (limit %d MiB) or crashed", EvalMemory>>20)
+	}
+	if rep.Error != "" {
+		return "", errors.New(rep.Error)
+	}
+	return rep.Text, nil
+}
+
+// limitedWriter keeps the first n bytes and drops the rest.
+type limitedWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if l.n <= 0 {
+		return len(p), nil
+	}
+	q := p
+	if len(q) > l.n {
+		q = q[:l.n]
+	}
+	l.n -= len(q)
+	l.w.Write(q)
+	return len(p), nil
+}
