@@ -2,8 +2,12 @@ package childproc
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -12,11 +16,54 @@ func TestMain(m *testing.M) {
 	if IsChild(os.Args) {
 		Main()
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if built != "" {
+		os.RemoveAll(filepath.Dir(built))
+	}
+	os.Exit(code)
 }
+
+// evalBinary is the binary whose eval child mode the test runs: this test
+// binary, or, when it is race-instrumented (whose shadow memory does not fit
+// under RLIMIT_DATA), a plain build of shelldon, so the memory limit is
+// proven in CI too.
+func evalBinary(t *testing.T) string {
+	t.Helper()
+	if !raceEnabled {
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return exe
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "shelldon-eval")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		built = filepath.Join(dir, "shelldon")
+		cmd := exec.Command("go", "build", "-o", built, "github.com/shelldon/shelldon/cmd/shelldon")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("build shelldon: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return built
+}
+
+var (
+	buildOnce sync.Once
+	built     string
+	buildErr  error
+)
 
 func TestEvalInChild(t *testing.T) {
 	t.Parallel()
+	exe := evalBinary(t)
 	cases := []struct {
 		name, code, want string
 		ok               bool
@@ -32,7 +79,7 @@ func TestEvalInChild(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := evalInChild(context.Background(), tc.code)
+			got, err := evalWith(context.Background(), exe, tc.code)
 			if tc.ok {
 				if err != nil || got != tc.want {
 					t.Fatalf("eval(%q) = %q, %v; want %q", tc.code, got, err, tc.want)

@@ -252,6 +252,12 @@ func (c *Core) runWorker(ctx context.Context, job contracts.Job, ev Events) (con
 // complete makes the model call a worker asked for and sends the answer back.
 func (c *Core) complete(ctx context.Context, conn *wire.Conn, msg wire.CompleteMsg, ev Events) {
 	comp, err := c.opts.Model.Complete(ctx, msg.Request, ev.Text)
+	if err != nil && ctx.Err() != nil {
+		// The turn was cancelled or ran out of time: the worker learns that
+		// from the cancel frame or its own deadline, not from a model error
+		// that could reach it first and read as a broken provider.
+		return
+	}
 	reply := wire.CompletionMsg{Seq: msg.Seq, Completion: comp}
 	if err != nil {
 		// The broker's errors carry no secret; redact anyway, on the way to the worker.

@@ -1,0 +1,5 @@
+//go:build !race
+
+package childproc
+
+const raceEnabled = false
