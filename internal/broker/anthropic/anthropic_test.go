@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/shelldon/shelldon/internal/broker/brokertest"
 	"github.com/shelldon/shelldon/internal/broker/provider"
 	"github.com/shelldon/shelldon/internal/contracts"
 )
@@ -181,22 +182,21 @@ func TestTranscripts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name+"/"+tt.golden, func(t *testing.T) {
 			t.Parallel()
-			srv, ex := replay(t, tt.name)
+			srv, ex := brokertest.Replay(t, tt.name)
 			c := New(provider.Config{BaseURL: srv.URL + "/", Model: testModel, APIKey: testKey, Stream: tt.stream, HTTPClient: srv.Client()})
 			var text strings.Builder
 			got, err := c.Complete(context.Background(), tt.req, func(d string) { text.WriteString(d) })
 
-			ex.mu.Lock()
-			defer ex.mu.Unlock()
-			if ex.method != http.MethodPost || ex.path != "/v1/messages" {
-				t.Errorf("sent %s %s, want POST /v1/messages", ex.method, ex.path)
+			method, path, header, body := ex.Request()
+			if method != http.MethodPost || path != "/v1/messages" {
+				t.Errorf("sent %s %s, want POST /v1/messages", method, path)
 			}
 			for k, v := range map[string]string{"X-Api-Key": testKey, "Anthropic-Version": "2023-06-01", "Content-Type": "application/json"} {
-				if g := ex.header.Get(k); g != v {
+				if g := header.Get(k); g != v {
 					t.Errorf("header %s = %q, want %q", k, g, v)
 				}
 			}
-			checkGolden(t, tt.golden, ex.body)
+			brokertest.CheckGolden(t, tt.golden, body)
 			if text.String() != tt.wantText {
 				t.Errorf("onText got %q, want %q", text.String(), tt.wantText)
 			}

@@ -59,17 +59,9 @@ func (c *Client) Complete(ctx context.Context, req contracts.Request, onText fun
 		return contracts.Completion{}, err
 	}
 	defer a.Close()
-	var comp contracts.Completion
-	if c.cfg.Stream && provider.StreamedReply(a.Header) {
-		comp, err = decodeStream(a.Body, onText)
-	} else {
-		var data []byte
-		if data, err = a.ReadAll(); err == nil {
-			comp, err = decodeResponse(data)
-		}
-	}
+	comp, err := a.Decode(c.cfg.Stream, onText, decodeStream, decodeResponse)
 	if err != nil {
-		return contracts.Completion{}, a.Fail(err)
+		return contracts.Completion{}, err
 	}
 	comp.Provider = c.cfg.CompletionProvider(Kind)
 	if comp.Model == "" {

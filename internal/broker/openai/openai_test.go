@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/shelldon/shelldon/internal/broker/brokertest"
 	"github.com/shelldon/shelldon/internal/broker/provider"
 	"github.com/shelldon/shelldon/internal/contracts"
 )
@@ -191,7 +192,7 @@ func TestTranscripts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name+"/"+tt.golden, func(t *testing.T) {
 			t.Parallel()
-			srv, ex := replay(t, tt.name)
+			srv, ex := brokertest.Replay(t, tt.name)
 			cfg := provider.Config{BaseURL: srv.URL + "/v1/", Model: testModel, APIKey: testKey, Stream: tt.stream, HTTPClient: srv.Client()}
 			var host string
 			if tt.official {
@@ -202,20 +203,19 @@ func TestTranscripts(t *testing.T) {
 			var text strings.Builder
 			got, err := New(cfg).Complete(context.Background(), tt.req, func(d string) { text.WriteString(d) })
 
-			ex.mu.Lock()
-			defer ex.mu.Unlock()
-			if ex.method != http.MethodPost || ex.path != "/v1/chat/completions" {
-				t.Errorf("sent %s %s, want POST /v1/chat/completions", ex.method, ex.path)
+			method, path, header, body := ex.Request()
+			if method != http.MethodPost || path != "/v1/chat/completions" {
+				t.Errorf("sent %s %s, want POST /v1/chat/completions", method, path)
 			}
 			if tt.official && host != "api.openai.com" {
 				t.Errorf("sent to host %q, want api.openai.com", host)
 			}
 			for k, v := range map[string]string{"Authorization": "Bearer " + testKey, "Content-Type": "application/json"} {
-				if g := ex.header.Get(k); g != v {
+				if g := header.Get(k); g != v {
 					t.Errorf("header %s = %q, want %q", k, g, v)
 				}
 			}
-			checkGolden(t, tt.golden, ex.body)
+			brokertest.CheckGolden(t, tt.golden, body)
 			if text.String() != tt.wantText {
 				t.Errorf("onText got %q, want %q", text.String(), tt.wantText)
 			}

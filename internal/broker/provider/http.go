@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/shelldon/shelldon/internal/contracts"
 )
 
 // Caps on what an attempt reads.
@@ -103,6 +105,29 @@ func (a *Attempt) ReadAll() ([]byte, error) {
 		return nil, MalformedError(a.h.Provider, fmt.Sprintf("reply larger than %d bytes", MaxReplyBody))
 	}
 	return data, nil
+}
+
+// Decode reads the reply into a Completion: through stream when a stream was
+// asked for and the server sent one, else as one JSON body through plain.
+// A decoding failure is classified with Fail.
+func (a *Attempt) Decode(wantStream bool, onText func(string),
+	stream func(r io.Reader, onText func(string)) (contracts.Completion, error),
+	plain func(data []byte) (contracts.Completion, error),
+) (contracts.Completion, error) {
+	var comp contracts.Completion
+	var err error
+	if wantStream && StreamedReply(a.Header) {
+		comp, err = stream(a.Body, onText)
+	} else {
+		var data []byte
+		if data, err = a.ReadAll(); err == nil {
+			comp, err = plain(data)
+		}
+	}
+	if err != nil {
+		return contracts.Completion{}, a.Fail(err)
+	}
+	return comp, nil
 }
 
 // Close ends the attempt and releases its connection.

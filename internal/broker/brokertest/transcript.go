@@ -1,4 +1,8 @@
-package openai
+package brokertest
+
+// Recorded wire transcripts: each adapter's tests replay a provider's reply
+// as it came over the wire and compare the request the adapter sent with a
+// golden file. Both live in the adapter's testdata/ directory.
 
 import (
 	"bufio"
@@ -21,8 +25,8 @@ var (
 	rewritten sync.Map // golden files written in this run
 )
 
-// exchange is the request a replay server received.
-type exchange struct {
+// Exchange is the request a replay server received.
+type Exchange struct {
 	mu     sync.Mutex
 	method string
 	path   string
@@ -30,10 +34,17 @@ type exchange struct {
 	body   []byte
 }
 
-// replay starts a server that records the request and answers with the
+// Request returns what the server received.
+func (e *Exchange) Request() (method, path string, header http.Header, body []byte) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.method, e.path, e.header, e.body
+}
+
+// Replay starts a server that records the request and answers with the
 // recorded reply testdata/<name>.response.http (an HTTP/1.1 response as on
 // the wire), flushing the body line by line as a live server would.
-func replay(t *testing.T, name string) (*httptest.Server, *exchange) {
+func Replay(t testing.TB, name string) (*httptest.Server, *Exchange) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("testdata", name+".response.http"))
 	if err != nil {
@@ -47,7 +58,7 @@ func replay(t *testing.T, name string) (*httptest.Server, *exchange) {
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	ex := &exchange{}
+	ex := &Exchange{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		data, _ := io.ReadAll(r.Body)
 		ex.mu.Lock()
@@ -68,9 +79,9 @@ func replay(t *testing.T, name string) (*httptest.Server, *exchange) {
 	return srv, ex
 }
 
-// checkGolden compares a sent JSON body with testdata/<name>.request.json,
+// CheckGolden compares a sent JSON body with testdata/<name>.request.json,
 // ignoring key order and layout; with -update it rewrites the file.
-func checkGolden(t *testing.T, name string, got []byte) {
+func CheckGolden(t testing.TB, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name+".request.json")
 	if *update {
