@@ -412,3 +412,27 @@ func TestVersionAndHelp(t *testing.T) {
 		t.Errorf("unknown command: exit %d %q", code, stderr)
 	}
 }
+
+// TestFallbackAcrossWireFormats: the Anthropic provider keeps failing, so
+// after its retries the turn is answered by the OpenAI-compatible fallback.
+func TestFallbackAcrossWireFormats(t *testing.T) {
+	t.Parallel()
+	down := brokertest.NewServer(t, "anthropic", func(brokertest.Recorded) brokertest.Reply {
+		return brokertest.Reply{Status: 529, Text: "overloaded"}
+	})
+	backup := brokertest.NewServer(t, "openai", func(brokertest.Recorded) brokertest.Reply {
+		return brokertest.Reply{Text: "answered by the fallback"}
+	})
+	h := home(t, "anthropic", down.BaseURL(), fmt.Sprintf(
+		"fallback:\n  - kind: openai\n    base_url: %s\n    model: backup-model\n", backup.BaseURL()))
+	stdout, stderr, code := run(t, h, "", "chat", "-m", "hello?")
+	if code != 0 || !strings.Contains(stdout, "answered by the fallback") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if n := len(down.Requests()); n != 3 {
+		t.Errorf("the failing provider was tried %d times, want 3 (with retries)", n)
+	}
+	if got := backup.Requests(); len(got) != 1 || got[0].Header.Get("Authorization") != "" {
+		t.Errorf("fallback requests: %d; a keyless local server must get no key", len(got))
+	}
+}
