@@ -5,6 +5,7 @@ package shelldon_test
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -120,5 +121,26 @@ func TestEveryPackageHasDoc(t *testing.T) {
 		if len(p.GoFiles) > 0 && strings.TrimSpace(p.Doc) == "" {
 			t.Errorf("%s has no package doc", p.ImportPath)
 		}
+	}
+}
+
+// TestCrossCompile builds the binary for targets without Linux namespaces:
+// it must compile there, and refuse sandboxed execution at run time
+// (sandbox.ErrUnsupported) rather than fail to build.
+func TestCrossCompile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cross-compiling is slow; skipped with -short")
+	}
+	t.Parallel()
+	for _, target := range []string{"darwin/arm64", "windows/amd64", "linux/arm"} {
+		t.Run(strings.ReplaceAll(target, "/", "-"), func(t *testing.T) {
+			t.Parallel()
+			goos, goarch, _ := strings.Cut(target, "/")
+			cmd := exec.Command("go", "build", "-o", os.DevNull, "./cmd/shelldon")
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch, "GOARM=7")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("build for %s: %v\n%s", target, err, out)
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -434,5 +435,91 @@ func TestFallbackAcrossWireFormats(t *testing.T) {
 	}
 	if got := backup.Requests(); len(got) != 1 || got[0].Header.Get("Authorization") != "" {
 		t.Errorf("fallback requests: %d; a keyless local server must get no key", len(got))
+	}
+}
+
+// TestHardenedDaemonAsUnprivilegedUser runs `shelldon serve` as nobody: the
+// daemon is not dumpable, so another process of the same user cannot read
+// its environment (where provider keys may live), and its sandboxed
+// workers still start and use tools.
+func TestHardenedDaemonAsUnprivilegedUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to switch to the nobody user")
+	}
+	t.Parallel()
+	srv := brokertest.NewServer(t, "openai", func(r brokertest.Recorded) brokertest.Reply {
+		last := r.Request.Messages[len(r.Request.Messages)-1]
+		if len(last.ToolResults) > 0 {
+			return brokertest.Reply{Text: "tool said: " + last.ToolResults[0].Content}
+		}
+		return brokertest.Reply{ToolCalls: []contracts.ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"note.txt"}`}}}
+	})
+	// Everything nobody needs: a copy of the binary and a home it owns.
+	dir, err := os.MkdirTemp("", "shelldon-nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	bin := filepath.Join(dir, "shelldon")
+	data, _ := os.ReadFile(binary)
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := filepath.Join(dir, "home")
+	os.MkdirAll(filepath.Join(h, "workspace"), 0o700)
+	os.WriteFile(filepath.Join(h, "config.yaml"), []byte(fmt.Sprintf("provider:\n  kind: openai\n  base_url: %s\n  model: m\n", srv.BaseURL())), 0o600)
+	os.WriteFile(filepath.Join(h, "workspace", "note.txt"), []byte("hello nobody"), 0o600)
+	filepath.Walk(h, func(p string, _ os.FileInfo, _ error) error { return os.Chown(p, 65534, 65534) })
+
+	nobody := &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + h, "SHELLDON_HOME=" + h, "SHELLDON_API_TOKEN=nobody-token-0123456789", "SECRET_IN_ENV=" + apiKey}
+	cmd.SysProcAttr = nobody
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := ""
+	sc := bufio.NewScanner(stderr)
+	var logged strings.Builder
+	for sc.Scan() {
+		logged.WriteString(sc.Text() + "\n")
+		if m := regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`).FindStringSubmatch(sc.Text()); m != nil {
+			addr = m[1]
+			break
+		}
+	}
+	if addr == "" {
+		t.Fatalf("serve did not start as nobody:\n%s", logged.String())
+	}
+	go io.Copy(io.Discard, stderr)
+	d := &daemon{addr: addr, token: "nobody-token-0123456789"}
+
+	// Another process of the same user cannot read the daemon's environment.
+	read := exec.Command("/bin/cat", fmt.Sprintf("/proc/%d/environ", cmd.Process.Pid))
+	read.SysProcAttr = nobody
+	if out, err := read.CombinedOutput(); err == nil || strings.Contains(string(out), apiKey) {
+		t.Fatalf("nobody read the daemon's environ: %v %q", err, out)
+	}
+	// Control: the same read of an ordinary process of that user works.
+	sleeper := exec.Command("/bin/sleep", "30")
+	sleeper.Env = []string{"MARK=readable"}
+	sleeper.SysProcAttr = nobody
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sleeper.Process.Kill(); sleeper.Wait() }()
+	ctl := exec.Command("/bin/cat", fmt.Sprintf("/proc/%d/environ", sleeper.Process.Pid))
+	ctl.SysProcAttr = nobody
+	if out, err := ctl.CombinedOutput(); err != nil || !strings.Contains(string(out), "MARK=readable") {
+		t.Fatalf("control read failed: %v %q", err, out)
+	}
+
+	// The hardened daemon still runs sandboxed workers with tools.
+	status, out := d.do(t, "POST", "/api/chat", d.token, map[string]string{"text": "read my note"})
+	if status != 200 || !strings.Contains(fmt.Sprint(out["reply"]), "hello nobody") {
+		t.Fatalf("chat as nobody: %d %v", status, out)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/shelldon/shelldon/internal/broker"
@@ -25,6 +26,7 @@ import (
 	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/core/store"
 	"github.com/shelldon/shelldon/internal/redact"
+	"github.com/shelldon/shelldon/internal/sandbox"
 )
 
 // File names inside the home.
@@ -43,6 +45,8 @@ type App struct {
 	Log       *slog.Logger
 	Redactor  *redact.Redactor
 	Providers []provider.Provider
+	Sandbox   *sandbox.Runner
+	Tier      sandbox.Tier
 }
 
 // Open loads the config of home and starts everything a turn needs.
@@ -83,10 +87,23 @@ func Open(ctx context.Context, home string, environ []string, logw io.Writer, le
 		st.Close()
 		return nil, err
 	}
+	runner, err := sandbox.NewRunner(exe)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	tier := runner.Probe(ctx)
+	reportTier(log, tier, cfg.Sandbox.AllowDegraded)
+	var spawner core.Spawner = &core.SandboxSpawner{Runner: runner, Path: exe, Args: childproc.WorkerArgs,
+		Env: core.WorkerEnv(environ), Workspace: cfg.Workspace, Logger: log}
+	if runtime.GOOS != "linux" {
+		log.Warn("no sandbox on " + runtime.GOOS + ": each turn's worker runs as a plain child process, and tools that run model-chosen code refuse to run")
+		spawner = &core.ExecSpawner{Path: exe, Args: childproc.WorkerArgs, Env: core.WorkerEnv(environ), Logger: log}
+	}
 	c, err := core.New(core.Options{
 		Store:   st,
 		Model:   chain,
-		Spawner: &core.ExecSpawner{Path: exe, Args: childproc.WorkerArgs, Env: core.WorkerEnv(environ), Logger: log},
+		Spawner: spawner,
 		Limits: contracts.Limits{
 			MaxToolCalls: cfg.Agent.MaxToolCalls,
 			Budget:       cfg.Agent.TurnBudget.D(),
@@ -104,7 +121,22 @@ func Open(ctx context.Context, home string, environ []string, logw io.Writer, le
 		st.Close()
 		return nil, err
 	}
-	return &App{Config: cfg, Store: st, Core: c, Log: log, Redactor: red, Providers: providers}, nil
+	return &App{Config: cfg, Store: st, Core: c, Log: log, Redactor: red, Providers: providers, Sandbox: runner, Tier: tier}, nil
+}
+
+// reportTier logs what the sandbox achieved on this kernel, loudly when a
+// required layer is missing.
+func reportTier(log *slog.Logger, tier sandbox.Tier, allowDegraded bool) {
+	switch {
+	case tier.Full():
+		log.Info("sandbox", "tier", tier.String())
+	case allowDegraded:
+		log.Error("SANDBOX DEGRADED: code the model chooses will run with fewer layers than required, because sandbox.allow_degraded is true",
+			"tier", tier.String())
+	default:
+		log.Warn("sandbox degraded: run_shell, git, the gate and self-coded tools will refuse to run (set sandbox.allow_degraded: true to allow them)",
+			"tier", tier.String())
+	}
 }
 
 // Close releases what Open took.

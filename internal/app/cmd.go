@@ -162,6 +162,9 @@ func (e cmdEnv) chatCmd() *cobra.Command {
 				return err
 			}
 			defer a.Close()
+			if err := harden(); err != nil {
+				return err
+			}
 			term := &cli.Terminal{
 				Chat: a.Core, ChatName: chat, In: e.stdin, Out: e.stdout, Err: e.stderr,
 				HistoryFile: a.Config.Path(historyFile),
@@ -198,6 +201,9 @@ func (e cmdEnv) serveCmd() *cobra.Command {
 				return err
 			}
 			defer a.Close()
+			if err := harden(); err != nil {
+				return err
+			}
 			if listen == "" {
 				listen = a.Config.Server.Listen
 			}

@@ -6,12 +6,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/shelldon/shelldon/internal/config"
+	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/core/store"
+	"github.com/shelldon/shelldon/internal/sandbox"
 )
 
 // pinger is a provider that can check it answers without spending tokens.
@@ -40,6 +43,7 @@ func (e cmdEnv) doctorCmd() *cobra.Command {
 			d.checkPerms(cfg)
 			d.checkStore(cmd.Context(), cfg)
 			d.checkProviders(cmd.Context(), cfg)
+			d.checkSandbox(cmd.Context(), cfg)
 			if d.failed > 0 {
 				return exitError{code: exitFail, msg: fmt.Sprintf("%d check(s) failed", d.failed)}
 			}
@@ -130,5 +134,43 @@ func (d *doctor) checkProviders(ctx context.Context, cfg *config.Config) {
 			continue
 		}
 		d.ok("provider", fmt.Sprintf("%s answers (%s)", label, time.Since(start).Round(time.Millisecond)))
+	}
+}
+
+// checkSandbox prints each containment layer this kernel gives the sandbox.
+// A missing required layer fails, unless the owner allowed a degraded
+// sandbox, which is then said loudly.
+func (d *doctor) checkSandbox(ctx context.Context, cfg *config.Config) {
+	exe, err := core.Executable()
+	if err != nil {
+		d.fail("sandbox", err.Error())
+		return
+	}
+	runner, err := sandbox.NewRunner(exe)
+	if err != nil {
+		d.fail("sandbox", err.Error())
+		return
+	}
+	tier := runner.Probe(ctx)
+	for _, l := range tier.Layers {
+		label := "sandbox: " + l.Name
+		switch {
+		case l.OK:
+			d.ok(label, strings.TrimSpace("in place "+l.Detail))
+		case !l.Required:
+			fmt.Fprintf(d.w, "- %-10s %s (optional)\n", label, l.Detail)
+		case cfg.Sandbox.AllowDegraded:
+			fmt.Fprintf(d.w, "! %-10s MISSING: %s\n", label, l.Detail)
+		default:
+			d.fail(label, "MISSING: "+l.Detail)
+		}
+	}
+	switch {
+	case tier.Full():
+		d.ok("sandbox", "full tier: "+tier.String())
+	case cfg.Sandbox.AllowDegraded:
+		fmt.Fprintf(d.w, "! %-10s DEGRADED and allowed by sandbox.allow_degraded: code the model chooses runs with fewer layers\n", "sandbox")
+	default:
+		fmt.Fprintf(d.w, "  %-10s run_shell, git, the gate and self-coded tools will refuse to run; set sandbox.allow_degraded: true to allow them\n", "")
 	}
 }

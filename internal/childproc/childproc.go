@@ -13,6 +13,7 @@ import (
 
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/redact"
+	"github.com/shelldon/shelldon/internal/sandbox"
 	"github.com/shelldon/shelldon/internal/wire"
 	"github.com/shelldon/shelldon/internal/worker"
 	"github.com/shelldon/shelldon/internal/worker/builtin"
@@ -35,11 +36,12 @@ func Dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	switch args[0] {
 	case "worker":
-		if err := runWorker(stdin, stdout, logger); err != nil {
-			logger.Error("worker failed", "err", err)
-			return 1
-		}
-		return 0
+		return workerExit(runWorker(stdin, stdout, logger), logger)
+	case "sandbox":
+		// The worker may run inside the helper once the sandbox is built.
+		return sandbox.Helper(map[string]func() int{
+			"worker": func() int { return workerExit(runWorker(stdin, stdout, logger), logger) },
+		})
 	case "eval":
 		if err := runEval(stdin, stdout); err != nil {
 			logger.Error("eval failed", "err", err)
@@ -50,6 +52,14 @@ func Dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shelldon be-child: unknown mode %q\n", args[0])
 		return 2
 	}
+}
+
+func workerExit(err error, logger *slog.Logger) int {
+	if err != nil {
+		logger.Error("worker failed", "err", err)
+		return 1
+	}
+	return 0
 }
 
 // runWorker serves one turn over stdin and stdout.

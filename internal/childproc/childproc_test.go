@@ -2,13 +2,11 @@ package childproc
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/shelldon/shelldon/internal/testbin"
 )
 
 // TestMain lets the test binary serve as the eval child.
@@ -17,9 +15,7 @@ func TestMain(m *testing.M) {
 		Main()
 	}
 	code := m.Run()
-	if built != "" {
-		os.RemoveAll(filepath.Dir(built))
-	}
+	testbin.Cleanup()
 	os.Exit(code)
 }
 
@@ -29,37 +25,15 @@ func TestMain(m *testing.M) {
 // proven in CI too.
 func evalBinary(t *testing.T) string {
 	t.Helper()
-	if !raceEnabled {
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return exe
+	if raceEnabled {
+		return testbin.Shelldon(t)
 	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "shelldon-eval")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		built = filepath.Join(dir, "shelldon")
-		cmd := exec.Command("go", "build", "-o", built, "github.com/shelldon/shelldon/cmd/shelldon")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("build shelldon: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return built
+	return exe
 }
-
-var (
-	buildOnce sync.Once
-	built     string
-	buildErr  error
-)
 
 func TestEvalInChild(t *testing.T) {
 	t.Parallel()

@@ -10,10 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime/debug"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/shelldon/shelldon/internal/worker/builtin"
 )
@@ -33,8 +30,7 @@ type evalReply struct {
 // process, not the worker.
 func runEval(stdin io.Reader, stdout io.Writer) error {
 	if !raceEnabled {
-		lim := unix.Rlimit{Cur: EvalMemory, Max: EvalMemory}
-		if err := unix.Setrlimit(unix.RLIMIT_DATA, &lim); err != nil {
+		if err := limitData(EvalMemory); err != nil {
 			return fmt.Errorf("eval: set memory limit: %w", err)
 		}
 		debug.SetMemoryLimit(EvalMemory * 3 / 4)
@@ -72,7 +68,7 @@ func evalWith(ctx context.Context, exe, code string) (string, error) {
 	cmd.Stdin = bytes.NewReader([]byte(code))
 	var out bytes.Buffer
 	cmd.Stdout = &limitedWriter{w: &out, n: 256 << 10}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = dieWithParent()
 	cmd.WaitDelay = time.Second
 	runErr := cmd.Run()
 	var rep evalReply

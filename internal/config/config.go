@@ -73,6 +73,14 @@ type TelegramConfig struct {
 	AllowedUsers []int64 `yaml:"allowed_users"`
 }
 
+// SandboxConfig governs the containment of code shelldon did not write.
+type SandboxConfig struct {
+	// AllowDegraded lets run_shell, git, the gate and self-coded tools run
+	// when the kernel lacks a required sandbox layer. Off by default; when
+	// on, it is reported loudly at startup and by doctor.
+	AllowDegraded bool `yaml:"allow_degraded"`
+}
+
 // LogConfig is the daemon's log.
 type LogConfig struct {
 	Level string `yaml:"level"` // debug|info|warn|error; default info
@@ -88,6 +96,7 @@ type Config struct {
 	Approvals ApprovalsConfig `yaml:"approvals"`
 	Agent     AgentConfig     `yaml:"agent"`
 	Telegram  TelegramConfig  `yaml:"telegram"`
+	Sandbox   SandboxConfig   `yaml:"sandbox"`
 	Log       LogConfig       `yaml:"log"`
 
 	env    map[string]string // the process environment, first mention wins

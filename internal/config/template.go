@@ -163,6 +163,14 @@ telegram:
   #   allowed_users: [123456789]
   #allowed_users: []
 
+# The sandbox around shell commands, git, the self-coding gate and
+# self-coded tools (namespaces, seccomp, rlimits, Landlock where present).
+sandbox:
+  # Run them even when the kernel lacks a required layer (user, mount, PID or
+  # network namespaces, seccomp). Off: they refuse to run. On: they run with
+  # what the kernel has, and shelldon says so at every start and in doctor.
+  #allow_degraded: false
+
 log:
   # debug, info, warn or error.
   #level: {{level}}

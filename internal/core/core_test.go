@@ -15,6 +15,8 @@ import (
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/core/store"
+	"github.com/shelldon/shelldon/internal/sandbox"
+	"github.com/shelldon/shelldon/internal/testbin"
 )
 
 // TestMain lets the test binary act as the worker child, as the shelldon
@@ -23,7 +25,9 @@ func TestMain(m *testing.M) {
 	if childproc.IsChild(os.Args) {
 		childproc.Main()
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
 }
 
 // scriptedModel answers model calls from a script, in the daemon, the way
@@ -301,5 +305,86 @@ func TestModelFailureIsAReply(t *testing.T) {
 	}
 	if out.Stopped != contracts.StopError || !strings.Contains(out.Reply, "401 invalid x-api-key") {
 		t.Fatalf("outcome = %+v", out)
+	}
+}
+
+// TestSandboxedWorker runs turns with the worker inside the sandbox, as the
+// daemon does, using a real shelldon binary: the tools work, and the
+// worker's policy keeps shelldon's home (database, config, .env) and the
+// daemon out of its reach.
+func TestSandboxedWorker(t *testing.T) {
+	t.Parallel()
+	bin := testbin.Shelldon(t)
+	runner, err := sandbox.NewRunner(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tier := runner.Probe(context.Background()); !tier.Full() {
+		t.Skipf("this kernel lacks a required sandbox layer: %s", tier)
+	}
+	home := t.TempDir()
+	ws := filepath.Join(home, "workspace")
+	os.Mkdir(ws, 0o700)
+	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("inside the sandbox"), 0o600)
+	os.WriteFile(filepath.Join(home, ".env"), []byte("OPENAI_API_KEY=sk-secret-in-home-0123456789"), 0o600)
+	st, err := store.Open(context.Background(), filepath.Join(home, "shelldon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m := &scriptedModel{}
+	c, err := core.New(core.Options{Store: st, Model: m, Workspace: ws, Limits: contracts.Limits{Budget: 20 * time.Second},
+		Spawner: &core.SandboxSpawner{Runner: runner, Path: bin, Args: childproc.WorkerArgs, Env: core.WorkerEnv(nil), Workspace: ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.steps = append(m.steps,
+		answer(reply("", contracts.ToolCall{ID: "1", Name: "read_file", Arguments: `{"path":"notes.txt"}`},
+			contracts.ToolCall{ID: "2", Name: "eval", Arguments: `{"code":"6*7"}`})),
+		func(_ context.Context, req contracts.Request) (contracts.Completion, error) {
+			rs := req.Messages[len(req.Messages)-1].ToolResults
+			return reply(rs[0].Content + " / " + rs[1].Content), nil
+		})
+	out, err := c.Send(context.Background(), "c", "go", core.Events{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reply != "inside the sandbox / 42" {
+		t.Fatalf("reply = %q", out.Reply)
+	}
+
+	// The same policy, running a shell instead of the worker, cannot reach
+	// shelldon's home or the daemon; the workspace it can.
+	probe := func(script string) sandbox.Result {
+		pol := core.WorkerPolicy("/bin/sh", []string{"-c", script}, core.WorkerEnv(nil), ws, 10*time.Second)
+		pol.Mode = "" // the shell in the worker's place
+		res, err := runner.Run(context.Background(), pol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := probe("cat " + filepath.Join(ws, "notes.txt")); !res.OK() {
+		t.Fatalf("control: the worker policy cannot read its workspace: %s", res.Stderr)
+	}
+	for _, script := range []string{
+		"cat " + filepath.Join(home, ".env"),
+		"cat " + filepath.Join(home, "shelldon.db"),
+		"ls -a " + home,
+		fmt.Sprintf("cat /proc/%d/environ", os.Getpid()),
+	} {
+		res := probe(script)
+		if strings.Contains(string(res.Stdout), "sk-secret") || strings.Contains(string(res.Stdout), ".env") ||
+			strings.Contains(string(res.Stdout), "shelldon.db") || (res.OK() && !strings.HasPrefix(script, "ls")) {
+			t.Errorf("the worker policy allowed %q: %s", script, res.Stdout)
+		}
+	}
+	probe("echo x > " + filepath.Join(home, "planted"))
+	if _, err := os.Stat(filepath.Join(home, "planted")); err == nil {
+		t.Error("the worker policy wrote into shelldon's home")
+	}
+	// The worker may build nested sandboxes (user and mount namespaces).
+	if res := probe("unshare -U -r -m -p -f --mount-proc true"); !res.OK() {
+		t.Errorf("a nested sandbox cannot be built in the worker: %s", res.Stderr)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -68,7 +69,7 @@ func (r *Redactor) JSONArgs(args string) string {
 func (r *Redactor) text(s string) string {
 	return r.fixed(s, func(s string) string {
 		s = r.once(s)
-		for _, p := range assignments {
+		for _, p := range assignments() {
 			s = p.apply(s)
 		}
 		return s
@@ -77,28 +78,30 @@ func (r *Redactor) text(s string) string {
 
 // assignments are credentials given by name: "password": "x" (also with the
 // closing quote cut off), PGPASSWORD=x, token: x.
-var assignments = []pattern{
-	{
-		re:    regexp.MustCompile(`"((?:[^"\\]|\\.){1,64})"(\s*:\s*")(?:[^"\\]|\\.)*`),
-		hints: []string{`"`},
-		fn: func(m []string) string {
-			if !SensitiveKey(m[1]) {
-				return m[0]
-			}
-			return `"` + m[1] + `"` + m[2] + Marker
+var assignments = sync.OnceValue(func() []pattern {
+	return []pattern{
+		{
+			re:    regexp.MustCompile(`"((?:[^"\\]|\\.){1,64})"(\s*:\s*")(?:[^"\\]|\\.)*`),
+			hints: []string{`"`},
+			fn: func(m []string) string {
+				if !SensitiveKey(m[1]) {
+					return m[0]
+				}
+				return `"` + m[1] + `"` + m[2] + Marker
+			},
 		},
-	},
-	{
-		re:    regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_.\-]{0,63})(\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s"'&;,\[\]{}()<>]+)`),
-		hints: []string{"=", ":"},
-		fn: func(m []string) string {
-			if !SensitiveKey(m[1]) || strings.HasPrefix(m[3], "//") { // scheme://
-				return m[0]
-			}
-			return m[1] + m[2] + Marker
+		{
+			re:    regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_.\-]{0,63})(\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s"'&;,\[\]{}()<>]+)`),
+			hints: []string{"=", ":"},
+			fn: func(m []string) string {
+				if !SensitiveKey(m[1]) || strings.HasPrefix(m[3], "//") { // scheme://
+					return m[0]
+				}
+				return m[1] + m[2] + Marker
+			},
 		},
-	},
-}
+	}
+})
 
 // walkJSON rewrites a JSON object or array token by token, redacting as
 // JSONArgs describes. It reports false if args is not one.

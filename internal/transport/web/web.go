@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -104,7 +103,19 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, body)
 }
 
-var chatName = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,64}$`)
+// validChat reports whether name is 1-64 letters, digits or _.:@-.
+func validChat(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for _, c := range name {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("_.:@-", c)
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
 
 type chatRequest struct {
 	Chat string `json:"chat"`
@@ -124,7 +135,7 @@ func (s *Server) postChat(w http.ResponseWriter, r *http.Request) {
 	if req.Chat == "" {
 		req.Chat = "web"
 	}
-	if !chatName.MatchString(req.Chat) {
+	if !validChat(req.Chat) {
 		writeError(w, http.StatusBadRequest, "bad_request", `"chat" must be 1-64 letters, digits or _.:@-`)
 		return
 	}

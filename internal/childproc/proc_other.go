@@ -1,0 +1,16 @@
+//go:build !linux
+
+package childproc
+
+import (
+	"errors"
+	"syscall"
+)
+
+// limitData is not available here: eval's memory is then unbounded, and
+// the sandboxed tools that need real containment refuse to run off Linux.
+func limitData(uint64) error {
+	return errors.New("memory limits need Linux")
+}
+
+func dieWithParent() *syscall.SysProcAttr { return nil }

@@ -1,0 +1,386 @@
+//go:build linux && (amd64 || arm64 || arm)
+
+package seccomp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// childEnv makes the test binary a child that runs the probes in the mode
+// named by its value, instead of the tests.
+const childEnv = "SHELLDON_SECCOMP_TEST_CHILD"
+
+// Child modes.
+const (
+	modeNone            = "none"             // no filter: the control
+	modeDeny            = "deny"             // Install(Options{})
+	modeAllowNamespaces = "allow-namespaces" // Install(Options{AllowNamespaces: true})
+	modeX32             = "x32"              // Install(Options{}), then an x32 syscall
+)
+
+func TestMain(m *testing.M) {
+	if mode, ok := os.LookupEnv(childEnv); ok {
+		os.Exit(child(mode))
+	}
+	os.Exit(m.Run())
+}
+
+// child installs the filter for mode, runs the probes and prints their
+// outcomes as a JSON object on stdout: "ok", an errno name such as "EPERM",
+// or another error's text.
+func child(mode string) int {
+	var err error
+	switch mode {
+	case modeNone:
+	case modeDeny, modeX32:
+		err = Install(Options{})
+	case modeAllowNamespaces:
+		err = Install(Options{AllowNamespaces: true})
+	default:
+		err = fmt.Errorf("unknown mode %q", mode)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if mode == modeX32 {
+		return x32Child()
+	}
+	outcomes := map[string]string{}
+	for _, p := range probes() {
+		outcomes[p.name] = outcome(p.run())
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(outcomes); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	return 0
+}
+
+func outcome(err error) string {
+	var errno unix.Errno
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.As(err, &errno):
+		return unix.ErrnoName(errno)
+	}
+	return err.Error()
+}
+
+// errnoErr turns a raw syscall's errno into an error, nil for success.
+func errnoErr(e unix.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
+}
+
+// closeFd takes a raw syscall's results and closes the fd it returned, if it
+// succeeded.
+func closeFd(fd, _ uintptr, e unix.Errno) error {
+	if e == 0 {
+		unix.Close(int(fd))
+	}
+	return errnoErr(e)
+}
+
+// missing is a path that does not exist: the mount probes fail with ENOENT
+// when the kernel gets to look, so they change nothing even unfiltered and as
+// root.
+const missing = "/nonexistent-shelldon-seccomp-probe/x"
+
+type probe struct {
+	name string
+	run  func() error
+}
+
+// probes try the denied operations with arguments that are harmless when
+// they do run (the control runs them unfiltered, as root), then ordinary
+// work that must still succeed.
+func probes() []probe {
+	return []probe{
+		{"ptrace", probePtrace},
+		{"process_vm_readv", func() error {
+			src, dst := []byte("probe"), make([]byte, 5)
+			local := unix.Iovec{Base: &dst[0]}
+			local.SetLen(len(dst))
+			_, err := unix.ProcessVMReadv(os.Getpid(), []unix.Iovec{local},
+				[]unix.RemoteIovec{{Base: uintptr(unsafe.Pointer(&src[0])), Len: len(src)}}, 0)
+			runtime.KeepAlive(src)
+			return err
+		}},
+		{"bpf", func() error {
+			var attr [128]byte // BPF_MAP_CREATE of map type 0: EINVAL
+			_, _, e := unix.Syscall(unix.SYS_BPF, unix.BPF_MAP_CREATE, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
+			return errnoErr(e)
+		}},
+		{"perf_event_open", func() error {
+			attr := unix.PerfEventAttr{
+				Type:   unix.PERF_TYPE_SOFTWARE,
+				Config: unix.PERF_COUNT_SW_CPU_CLOCK,
+				Size:   uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
+				Bits:   unix.PerfBitDisabled | unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv,
+			}
+			fd, err := unix.PerfEventOpen(&attr, 0, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+			if err == nil {
+				unix.Close(fd)
+			}
+			return err
+		}},
+		{"userfaultfd", func() error {
+			const uffdUserModeOnly = 1
+			return closeFd(unix.Syscall(unix.SYS_USERFAULTFD, unix.O_CLOEXEC|uffdUserModeOnly, 0, 0))
+		}},
+		{"keyctl", func() error {
+			_, err := unix.KeyctlInt(unix.KEYCTL_GET_KEYRING_ID, unix.KEY_SPEC_SESSION_KEYRING, 0, 0, 0)
+			return err
+		}},
+		{"request_key", func() error {
+			typ, desc := []byte("user\x00"), []byte("shelldon-seccomp-probe\x00")
+			// No callout: the kernel answers ENOKEY without an upcall.
+			_, _, e := unix.Syscall6(unix.SYS_REQUEST_KEY, uintptr(unsafe.Pointer(&typ[0])), uintptr(unsafe.Pointer(&desc[0])), 0, 0, 0, 0)
+			return errnoErr(e)
+		}},
+		{"mount", func() error { return unix.Mount("none", missing, "tmpfs", 0, "") }},
+		{"umount2", func() error { return unix.Unmount(missing, 0) }},
+		{"pivot_root", func() error { return unix.PivotRoot(missing, missing) }},
+		{"chroot", func() error { return unix.Chroot(missing) }},
+		{"fsopen", func() error {
+			fd, err := unix.Fsopen("shelldon-no-such-fs", unix.FSOPEN_CLOEXEC)
+			if err == nil {
+				unix.Close(fd)
+			}
+			return err
+		}},
+		{"io_uring_setup", func() error {
+			var params [120]byte // zero entries: EINVAL
+			return closeFd(unix.Syscall(unix.SYS_IO_URING_SETUP, 0, uintptr(unsafe.Pointer(&params)), 0))
+		}},
+		// The Go runtime is multithreaded, so the kernel itself refuses a
+		// new user namespace here with EINVAL; the filter answers first.
+		{"unshare", func() error { return unix.Unshare(unix.CLONE_NEWUSER) }},
+		{"setns", func() error { return unix.Setns(-1, 0) }},
+		{"clone_newuser", func() error {
+			cmd := exec.Command("/bin/true")
+			cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
+			return cmd.Run()
+		}},
+		{"clone3", func() error {
+			// A size of 0 makes the kernel answer EINVAL before it clones.
+			_, _, e := unix.Syscall(unix.SYS_CLONE3, 0, 0, 0)
+			return errnoErr(e)
+		}},
+		{"unshare_cmd", func() error { return run("unshare", "-U", "true") }},
+		{"tiocsti", func() error {
+			return withPty(func(_, slave int) error {
+				c := byte('#')
+				_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(slave), unix.TIOCSTI, uintptr(unsafe.Pointer(&c)))
+				return errnoErr(e)
+			})
+		}},
+		{"tiocsti_master", func() error {
+			return withPty(func(master, _ int) error {
+				c := byte('#')
+				_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(master), unix.TIOCSTI, uintptr(unsafe.Pointer(&c)))
+				return errnoErr(e)
+			})
+		}},
+		{"tioclinux", func() error {
+			return withPty(func(_, slave int) error {
+				subcode := byte(0) // no such subcode; a pty is no VT anyway
+				_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(slave), unix.TIOCLINUX, uintptr(unsafe.Pointer(&subcode)))
+				return errnoErr(e)
+			})
+		}},
+		{"personality_aslr", func() error {
+			const addrNoRandomize = 0x0040000
+			old, _, e := unix.Syscall(unix.SYS_PERSONALITY, addrNoRandomize, 0, 0)
+			if e == 0 {
+				unix.Syscall(unix.SYS_PERSONALITY, old, 0, 0)
+			}
+			return errnoErr(e)
+		}},
+
+		// Ordinary work.
+		{"ioctl_tiocgwinsz", func() error {
+			return withPty(func(_, slave int) error {
+				_, err := unix.IoctlGetWinsize(slave, unix.TIOCGWINSZ)
+				return err
+			})
+		}},
+		{"personality_query", func() error {
+			_, _, e := unix.Syscall(unix.SYS_PERSONALITY, personalityQuery, 0, 0)
+			return errnoErr(e)
+		}},
+		{"personality_linux", func() error {
+			_, _, e := unix.Syscall(unix.SYS_PERSONALITY, perLinux, 0, 0)
+			return errnoErr(e)
+		}},
+		{"file", probeFile},
+		{"getpid", func() error {
+			if pid := unix.Getpid(); pid != os.Getpid() || pid <= 0 {
+				return fmt.Errorf("getpid returned %d", pid)
+			}
+			return nil
+		}},
+		{"sh", func() error {
+			out, err := exec.Command("/bin/sh", "-c", "echo ok").Output()
+			if err == nil && string(out) != "ok\n" {
+				err = fmt.Errorf("sh printed %q", out)
+			}
+			return err
+		}},
+		{"go_runtime", probeGoRuntime},
+		{"threads_filtered", probeThreadsFiltered},
+	}
+}
+
+// run runs a command and reports its stderr with a failure.
+func run(name string, args ...string) error {
+	var stderr bytes.Buffer
+	cmd := exec.Command(name, args...)
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %v: %s", name, err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// probePtrace attaches to a child of its own, which ptrace would allow
+// without the filter.
+func probePtrace() error {
+	cmd := exec.Command("sleep", "10")
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start sleep: %v", err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	runtime.LockOSThread() // ptrace binds the tracee to this thread
+	defer runtime.UnlockOSThread()
+	err := unix.PtraceAttach(cmd.Process.Pid)
+	if err == nil {
+		unix.PtraceDetach(cmd.Process.Pid)
+	}
+	return err
+}
+
+// withPty opens a pseudo-terminal pair from /dev/ptmx for f.
+func withPty(f func(master, slave int) error) error {
+	master, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open /dev/ptmx: %v", err)
+	}
+	defer unix.Close(master)
+	if err := unix.IoctlSetPointerInt(master, unix.TIOCSPTLCK, 0); err != nil {
+		return fmt.Errorf("unlock pty: %v", err)
+	}
+	n, err := unix.IoctlGetUint32(master, unix.TIOCGPTN)
+	if err != nil {
+		return fmt.Errorf("pty number: %v", err)
+	}
+	slave, err := unix.Open(fmt.Sprintf("/dev/pts/%d", n), unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open pty slave: %v", err)
+	}
+	defer unix.Close(slave)
+	return f(master, slave)
+}
+
+func probeFile() error {
+	f, err := os.CreateTemp("", "seccomp-probe-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if _, err := f.WriteString("hello"); err != nil {
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	b, err := io.ReadAll(f)
+	if err == nil && string(b) != "hello" {
+		err = fmt.Errorf("read back %q", b)
+	}
+	return err
+}
+
+// probeGoRuntime runs goroutines on fresh OS threads (a goroutine that exits
+// locked to its thread takes the thread with it, so the runtime must clone
+// new ones under the filter), timers and a ticker.
+func probeGoRuntime() error {
+	var wg sync.WaitGroup
+	done := make(chan int, 16)
+	for i := range 16 {
+		wg.Go(func() {
+			runtime.LockOSThread()
+			time.Sleep(time.Millisecond)
+			done <- i
+		})
+	}
+	fired := make(chan struct{})
+	time.AfterFunc(2*time.Millisecond, func() { close(fired) })
+	ticker := time.NewTicker(time.Millisecond)
+	defer ticker.Stop()
+	for range 3 {
+		<-ticker.C
+	}
+	wg.Wait()
+	<-fired
+	runtime.GC()
+	if len(done) != 16 {
+		return fmt.Errorf("%d of 16 goroutines finished", len(done))
+	}
+	return nil
+}
+
+// probeThreadsFiltered checks that every thread runs under the filter with
+// no_new_privs (TSYNC), including those created after Install.
+func probeThreadsFiltered() error {
+	tasks, err := filepath.Glob("/proc/self/task/*/status")
+	if err != nil || len(tasks) == 0 {
+		return fmt.Errorf("list threads: %v", err)
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(task)
+		if err != nil {
+			return err
+		}
+		s := string(b)
+		if !strings.Contains(s, "\nSeccomp:\t2\n") || !strings.Contains(s, "\nNoNewPrivs:\t1\n") {
+			return fmt.Errorf("%s: not filtered, or no no_new_privs", task)
+		}
+	}
+	return nil
+}
+
+// x32Child makes the no-syscall -1, which must fail with ENOSYS, reports it,
+// then an x32 syscall, which must kill the process.
+func x32Child() int {
+	unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
+	_, _, e := unix.Syscall(^uintptr(0), 0, 0, 0)
+	fmt.Printf("nr -1: %s\n", outcome(errnoErr(e)))
+	_, _, e = unix.Syscall(x32SyscallBit|unix.SYS_GETPID, 0, 0, 0)
+	fmt.Printf("x32 getpid survived: %s\n", outcome(errnoErr(e)))
+	return 0
+}

@@ -1,0 +1,62 @@
+// Package seccomp is the syscall filter every sandboxed process runs under: a
+// seccomp-BPF program, assembled here by hand, that denies the system calls a
+// tool never needs and that widen the kernel surface a contained process can
+// attack. Everything not listed is allowed: the filter is a deny list that
+// complements namespaces, Landlock and rlimits rather than replacing them.
+//
+// What it denies, and why (Denied returns the list for the running arch):
+//
+//   - another process's memory and files: ptrace, process_vm_readv,
+//     process_vm_writev, pidfd_getfd;
+//   - the kernel's most attacked interfaces, which a tool has no use for: bpf,
+//     perf_event_open, userfaultfd, io_uring_setup, io_uring_enter,
+//     io_uring_register, the key retention service (keyctl, add_key,
+//     request_key) and fanotify_init;
+//   - the filesystem view: chroot, open_by_handle_at and name_to_handle_at
+//     (which bypass path lookup); and, unless Options.AllowNamespaces, mount,
+//     umount2 (and the old OABI umount on arm), pivot_root and the new mount
+//     API (open_tree, open_tree_attr, move_mount, fsopen, fsconfig, fsmount,
+//     fspick, mount_setattr);
+//   - namespaces, unless Options.AllowNamespaces: unshare, setns, clone with
+//     any CLONE_NEW* flag, and clone3 (see below);
+//   - the machine's administration: kernel modules, kexec, swap, reboot, acct,
+//     quotas, syslog, setting the clock (settimeofday, clock_settime,
+//     adjtimex, clock_adjtime and their time64 forms on arm), vhangup,
+//     nfsservctl, uselib, lookup_dcookie; most need a capability the sandbox
+//     drops anyway, and denying them removes code paths from reach;
+//   - NUMA memory placement (mbind, migrate_pages, move_pages);
+//   - injecting input into a terminal: ioctl TIOCSTI and TIOCLINUX (a
+//     contained process that shares the owner's terminal could otherwise type
+//     commands into it);
+//   - personality, except the harmless personas PER_LINUX (0), PER_LINUX32,
+//     UNAME26 and the query 0xffffffff: flags such as ADDR_NO_RANDOMIZE or
+//     READ_IMPLIES_EXEC would turn off ASLR or NX for the programs it then
+//     executes (the same rule as Docker's default profile).
+//
+// A denied call fails with EPERM. clone3 fails with ENOSYS instead: its flags
+// live in memory that BPF cannot read, and ENOSYS makes glibc (posix_spawn,
+// pthread_create) fall back to clone, whose flags the filter checks. Go's
+// os/exec uses clone already; it uses clone3 only for SysProcAttr.UseCgroupFD
+// or CLONE_NEWTIME, which therefore fail under the default filter.
+//
+// A syscall made through another ABI than the one the filter was built for
+// kills the process: i386 int 0x80 or x32 on amd64, AArch32 on arm64, and on
+// arm the syscalls of a 64-bit program it executes on an arm64 kernel. Those
+// are the classic ways around a filter written for one syscall table.
+//
+// The filter is installed for every thread of the process (TSYNC) with
+// no_new_privs set, and the kernel keeps it across fork, clone and execve, so
+// it binds every descendant. It cannot be removed, only narrowed by a further
+// filter. It is built for linux/amd64, linux/arm64 and linux/arm; elsewhere
+// Install and Supported report that seccomp is not available.
+package seccomp
+
+// Options adjust the filter.
+type Options struct {
+	// AllowNamespaces permits unshare, setns, clone with namespace flags,
+	// clone3 and the mount family: for a worker that itself starts nested
+	// sandboxes, which build their own mount view inside their own user
+	// namespace (mounts there never reach the host's). The rest of the
+	// filter still applies. Default false.
+	AllowNamespaces bool
+}

@@ -1,0 +1,338 @@
+//go:build linux
+
+package seccomp
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+)
+
+var (
+	allOptions = []Options{{}, {AllowNamespaces: true}}
+	allArches  = []string{"amd64", "arm64", "arm"}
+)
+
+const (
+	ePERM  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	eNOSYS = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+)
+
+func verdictName(v uint32) string {
+	switch v {
+	case retAllow:
+		return "ALLOW"
+	case retKill:
+		return "KILL_PROCESS"
+	case ePERM:
+		return "ERRNO(EPERM)"
+	case eNOSYS:
+		return "ERRNO(ENOSYS)"
+	}
+	return fmt.Sprintf("%#x", v)
+}
+
+func TestProgramStructure(t *testing.T) {
+	t.Parallel()
+	for _, arch := range allArches {
+		for _, opts := range allOptions {
+			t.Run(fmt.Sprintf("%s/%+v", arch, opts), func(t *testing.T) {
+				t.Parallel()
+				prog, err := Program(arch, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				audit, _ := auditArch(arch)
+				head := []unix.SockFilter{
+					{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 4},
+					{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 1, Jf: 0, K: audit},
+					{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_KILL_PROCESS},
+				}
+				if diff := cmp.Diff(head, prog[:3]); diff != "" {
+					t.Errorf("program does not begin with the arch check (-want +got):\n%s", diff)
+				}
+				if last := prog[len(prog)-1]; last != (unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW}) {
+					t.Errorf("program ends in %+v, want RET ALLOW", last)
+				}
+				if len(prog) > unix.BPF_MAXINSNS {
+					t.Errorf("program has %d instructions, the kernel takes %d", len(prog), unix.BPF_MAXINSNS)
+				}
+				for pc, ins := range prog {
+					switch ins.Code &^ 0xf8 { // BPF_CLASS
+					case unix.BPF_JMP:
+						for _, off := range []uint8{ins.Jt, ins.Jf} {
+							if pc+1+int(off) >= len(prog) {
+								t.Errorf("pc %d: jump by %d leaves the %d-instruction program", pc, off, len(prog))
+							}
+						}
+					case unix.BPF_LD:
+						if ins.K%4 != 0 || ins.K >= 64 {
+							t.Errorf("pc %d: load at %d is outside seccomp_data or unaligned", pc, ins.K)
+						}
+					}
+				}
+				t.Logf("%d instructions", len(prog))
+			})
+		}
+	}
+}
+
+func TestProgramUnknownArch(t *testing.T) {
+	t.Parallel()
+	for _, arch := range []string{"386", "riscv64", ""} {
+		if _, err := Program(arch, Options{}); err == nil {
+			t.Errorf("Program(%q) succeeded, want an error", arch)
+		}
+	}
+}
+
+// call is a syscall for the interpreter.
+func call(nr uint32, args ...uint64) seccompData {
+	d := seccompData{nr: int32(nr)}
+	copy(d.args[:], args)
+	return d
+}
+
+// archNumbers are a few syscall numbers per arch, written out here rather
+// than taken from rules(), so the verdicts below check the table too.
+type archNumbers struct {
+	audit, foreign                                   uint32
+	read, write, openat, execve, getpid, futex, mmap uint32
+	ptrace, mount, bpf, unshare, setns, clone, ioctl uint32
+	personality                                      uint32
+}
+
+var numbersFor = map[string]archNumbers{
+	"amd64": {
+		audit: unix.AUDIT_ARCH_X86_64, foreign: unix.AUDIT_ARCH_I386,
+		read: 0, write: 1, openat: 257, execve: 59, getpid: 39, futex: 202, mmap: 9,
+		ptrace: 101, mount: 165, bpf: 321, unshare: 272, setns: 308, clone: 56, ioctl: 16,
+		personality: 135,
+	},
+	"arm64": {
+		audit: unix.AUDIT_ARCH_AARCH64, foreign: unix.AUDIT_ARCH_ARM,
+		read: 63, write: 64, openat: 56, execve: 221, getpid: 172, futex: 98, mmap: 222,
+		ptrace: 117, mount: 40, bpf: 280, unshare: 97, setns: 268, clone: 220, ioctl: 29,
+		personality: 92,
+	},
+	"arm": {
+		audit: unix.AUDIT_ARCH_ARM, foreign: unix.AUDIT_ARCH_AARCH64,
+		read: 3, write: 4, openat: 322, execve: 11, getpid: 20, futex: 240, mmap: 192,
+		ptrace: 26, mount: 21, bpf: 386, unshare: 337, setns: 375, clone: 120, ioctl: 54,
+		personality: 136,
+	},
+}
+
+func TestProgramVerdicts(t *testing.T) {
+	t.Parallel()
+	for _, arch := range allArches {
+		for _, opts := range allOptions {
+			t.Run(fmt.Sprintf("%s/%+v", arch, opts), func(t *testing.T) {
+				t.Parallel()
+				prog, err := Program(arch, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := numbersFor[arch]
+				nsVerdict := func(v uint32) uint32 {
+					if opts.AllowNamespaces {
+						return retAllow
+					}
+					return v
+				}
+				cases := []struct {
+					name string
+					data seccompData
+					want uint32
+				}{
+					{"read", call(n.read, 0, 0, 4096), retAllow},
+					{"write", call(n.write, 1, 0, 10), retAllow},
+					{"openat", call(n.openat, 0, 0, unix.O_RDONLY), retAllow},
+					{"execve", call(n.execve), retAllow},
+					{"getpid", call(n.getpid), retAllow},
+					{"futex", call(n.futex), retAllow},
+					{"mmap", call(n.mmap), retAllow},
+					{"ptrace", call(n.ptrace, unix.PTRACE_TRACEME), ePERM},
+					{"mount", call(n.mount), nsVerdict(ePERM)},
+					{"bpf", call(n.bpf), ePERM},
+					{"io_uring_setup", call(425, 8), ePERM},
+					{"fsopen", call(430), nsVerdict(ePERM)},
+					{"open_tree_attr", call(467), nsVerdict(ePERM)},
+					{"unshare CLONE_NEWUSER", call(n.unshare, unix.CLONE_NEWUSER), nsVerdict(ePERM)},
+					{"unshare CLONE_FILES", call(n.unshare, unix.CLONE_FILES), nsVerdict(ePERM)},
+					{"setns", call(n.setns, 3, 0), nsVerdict(ePERM)},
+					{"clone thread", call(n.clone, unix.CLONE_VM|unix.CLONE_FS|unix.CLONE_FILES|unix.CLONE_SIGHAND|unix.CLONE_THREAD|unix.CLONE_SYSVSEM), retAllow},
+					{"clone fork", call(n.clone, uint64(unix.SIGCHLD)), retAllow},
+					{"clone vfork", call(n.clone, unix.CLONE_VM|unix.CLONE_VFORK|uint64(unix.SIGCHLD)), retAllow},
+					{"clone CLONE_NEWUSER", call(n.clone, unix.CLONE_NEWUSER|uint64(unix.SIGCHLD)), nsVerdict(ePERM)},
+					{"clone CLONE_NEWNS", call(n.clone, unix.CLONE_NEWNS), nsVerdict(ePERM)},
+					{"clone CLONE_NEWPID", call(n.clone, unix.CLONE_NEWPID), nsVerdict(ePERM)},
+					{"clone CLONE_NEWNET", call(n.clone, unix.CLONE_NEWNET), nsVerdict(ePERM)},
+					{"clone CLONE_NEWIPC", call(n.clone, unix.CLONE_NEWIPC), nsVerdict(ePERM)},
+					{"clone CLONE_NEWUTS", call(n.clone, unix.CLONE_NEWUTS), nsVerdict(ePERM)},
+					{"clone CLONE_NEWCGROUP", call(n.clone, unix.CLONE_NEWCGROUP), nsVerdict(ePERM)},
+					{"clone CLONE_NEWTIME", call(n.clone, unix.CLONE_NEWTIME), nsVerdict(ePERM)},
+					{"clone3", call(435, 0, 88), nsVerdict(eNOSYS)},
+					{"ioctl TIOCSTI", call(n.ioctl, 0, 0x5412), ePERM},
+					{"ioctl TIOCSTI, high bits set", call(n.ioctl, 0, 1<<32|0x5412), ePERM},
+					{"ioctl TIOCLINUX", call(n.ioctl, 0, 0x541C), ePERM},
+					{"ioctl TIOCGWINSZ", call(n.ioctl, 0, 0x5413), retAllow},
+					{"ioctl FIONREAD", call(n.ioctl, 0, 0x541B), retAllow},
+					{"ioctl TCGETS", call(n.ioctl, 0, 0x5401), retAllow},
+					{"personality query", call(n.personality, 0xffffffff), retAllow},
+					{"personality PER_LINUX", call(n.personality, 0), retAllow},
+					{"personality PER_LINUX32", call(n.personality, 0x8), retAllow},
+					{"personality UNAME26", call(n.personality, 0x20000), retAllow},
+					{"personality ADDR_NO_RANDOMIZE", call(n.personality, 0x0040000), ePERM},
+					{"personality READ_IMPLIES_EXEC", call(n.personality, 0x0400000), ePERM},
+					{"personality PER_BSD", call(n.personality, 0x6), ePERM},
+					{"nr -1", call(0xffffffff), retAllow},
+				}
+				for i := range cases {
+					cases[i].data.arch = n.audit
+				}
+				foreign := call(n.getpid)
+				foreign.arch = n.foreign
+				cases = append(cases, struct {
+					name string
+					data seccompData
+					want uint32
+				}{"getpid from a foreign arch", foreign, retKill})
+				switch arch {
+				case "amd64":
+					for _, nr := range []uint32{39, 101, 0x200} {
+						x32 := call(x32SyscallBit | nr)
+						x32.arch = n.audit
+						cases = append(cases, struct {
+							name string
+							data seccompData
+							want uint32
+						}{fmt.Sprintf("x32 syscall %d", nr), x32, retKill})
+					}
+				case "arm":
+					// ARM private syscalls (cacheflush, set_tls, ...) that
+					// the Go runtime and libc use.
+					for _, nr := range []uint32{0xf0002, 0xf0005} {
+						private := call(nr)
+						private.arch = n.audit
+						cases = append(cases, struct {
+							name string
+							data seccompData
+							want uint32
+						}{fmt.Sprintf("ARM private syscall %#x", nr), private, retAllow})
+					}
+				}
+				for _, c := range cases {
+					got, err := runBPF(prog, c.data)
+					if err != nil {
+						t.Errorf("%s: %v", c.name, err)
+						continue
+					}
+					if got != c.want {
+						t.Errorf("%s: verdict %s, want %s", c.name, verdictName(got), verdictName(c.want))
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestProgramMatchesRules sweeps the syscall numbers: every number that no
+// rule names is allowed, every rule acts on its own number.
+func TestProgramMatchesRules(t *testing.T) {
+	t.Parallel()
+	for _, arch := range allArches {
+		for _, opts := range allOptions {
+			t.Run(fmt.Sprintf("%s/%+v", arch, opts), func(t *testing.T) {
+				t.Parallel()
+				prog, err := Program(arch, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				audit, _ := auditArch(arch)
+				want := map[uint32]uint32{}
+				for _, r := range rules() {
+					nr, ok := r.nr.on(arch)
+					if !ok {
+						continue
+					}
+					if _, dup := want[nr]; dup {
+						t.Errorf("syscall %d appears twice in the rules", nr)
+					}
+					// The verdict for all-zero arguments.
+					switch {
+					case r.action == denyAlways:
+						want[nr] = ePERM
+					case r.action == denyNamespace && !opts.AllowNamespaces:
+						want[nr] = ePERM
+					case r.action == denyClone3 && !opts.AllowNamespaces:
+						want[nr] = eNOSYS
+					default:
+						want[nr] = retAllow
+					}
+				}
+				for nr := uint32(0); nr < 1024; nr++ {
+					d := call(nr)
+					d.arch = audit
+					got, err := runBPF(prog, d)
+					if err != nil {
+						t.Fatalf("syscall %d: %v", nr, err)
+					}
+					w, ok := want[nr]
+					if !ok {
+						w = retAllow
+					}
+					if got != w {
+						t.Errorf("syscall %d: verdict %s, want %s", nr, verdictName(got), verdictName(w))
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestDenied(t *testing.T) {
+	t.Parallel()
+	always := []string{
+		"ptrace", "process_vm_readv", "process_vm_writev", "bpf", "perf_event_open",
+		"userfaultfd", "keyctl", "add_key", "request_key", "chroot", "io_uring_setup",
+		"io_uring_enter", "io_uring_register", "kexec_load", "kexec_file_load",
+		"init_module", "finit_module", "delete_module", "open_by_handle_at",
+		"name_to_handle_at", "swapon", "swapoff", "reboot", "acct", "quotactl",
+		"syslog", "settimeofday", "clock_settime", "adjtimex", "clock_adjtime",
+		"lookup_dcookie", "vhangup", "nfsservctl", "fanotify_init",
+		"ioctl(TIOCSTI, TIOCLINUX)",
+		"personality(except PER_LINUX, PER_LINUX32, UNAME26, query)",
+	}
+	namespaces := []string{"unshare", "setns", "clone(CLONE_NEW*)", "clone3(ENOSYS)", "mount", "umount2",
+		"pivot_root", "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr"}
+	perArch := map[string][]string{
+		"amd64": {"uselib"},
+		"arm":   {"uselib", "clock_settime64", "clock_adjtime64"},
+	}
+	for _, arch := range allArches {
+		for _, opts := range allOptions {
+			got := denied(arch, opts)
+			want := append(slices.Clone(always), perArch[arch]...)
+			for _, name := range want {
+				if !slices.Contains(got, name) {
+					t.Errorf("%s %+v: %q not denied", arch, opts, name)
+				}
+			}
+			for _, name := range namespaces {
+				if slices.Contains(got, name) == opts.AllowNamespaces {
+					t.Errorf("%s %+v: %q denied = %v", arch, opts, name, !opts.AllowNamespaces)
+				}
+			}
+		}
+	}
+	for _, opts := range allOptions {
+		if diff := cmp.Diff(denied(runtime.GOARCH, opts), Denied(opts)); diff != "" {
+			t.Errorf("Denied(%+v) is not the list for %s (-want +got):\n%s", opts, runtime.GOARCH, diff)
+		}
+	}
+}

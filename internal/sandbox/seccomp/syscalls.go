@@ -1,0 +1,198 @@
+package seccomp
+
+import "runtime"
+
+// action is what the filter does with one syscall.
+type action int
+
+const (
+	// denyAlways fails the call with EPERM.
+	denyAlways action = iota
+	// denyNamespace fails the call with EPERM unless AllowNamespaces: the
+	// namespace calls, and the mount family a nested sandbox needs to build
+	// its own view.
+	denyNamespace
+	// denyCloneNamespace fails clone with EPERM when its flags (arg0 on every
+	// supported arch) hold a CLONE_NEW* bit, unless AllowNamespaces.
+	denyCloneNamespace
+	// denyClone3 fails clone3 with ENOSYS unless AllowNamespaces.
+	denyClone3
+	// denyTerminalIoctl fails ioctl with EPERM for TIOCSTI and TIOCLINUX.
+	denyTerminalIoctl
+	// denyPersonality fails personality with EPERM except for the personas
+	// in safePersonas.
+	denyPersonality
+)
+
+// absent marks a syscall that an arch does not have.
+const absent = -1
+
+// numbers are one syscall's numbers on each supported arch, from the kernel's
+// tables: arch/x86/entry/syscalls/syscall_64.tbl (amd64),
+// include/uapi/asm-generic/unistd.h (arm64) and arch/arm/tools/syscall.tbl
+// (arm, EABI). sysnum_*_test.go checks them against golang.org/x/sys/unix on
+// the arch the tests run on.
+type numbers struct{ amd64, arm64, arm int }
+
+// on returns the syscall's number on arch, and false when arch does not have
+// it or is not supported.
+func (n numbers) on(arch string) (uint32, bool) {
+	nr := absent
+	switch arch {
+	case "amd64":
+		nr = n.amd64
+	case "arm64":
+		nr = n.arm64
+	case "arm":
+		nr = n.arm
+	}
+	if nr == absent {
+		return 0, false
+	}
+	return uint32(nr), true
+}
+
+// same is a syscall with one number on every arch, as the ones added since
+// Linux 5.1 have.
+func same(nr int) numbers { return numbers{nr, nr, nr} }
+
+// rule is one syscall the filter acts on.
+type rule struct {
+	name   string
+	action action
+	nr     numbers
+}
+
+// rules are the filter's syscalls in program order. The argument checks come
+// first: ioctl is frequent, and since Linux 5.11 the kernel caches the verdict
+// of every syscall whose verdict does not depend on its arguments, so only
+// ioctl, clone and personality run the program at all on an allowed call.
+func rules() []rule {
+	return []rule{
+		{"ioctl", denyTerminalIoctl, numbers{16, 29, 54}},
+		{"clone", denyCloneNamespace, numbers{56, 220, 120}},
+		{"personality", denyPersonality, numbers{135, 92, 136}},
+		{"clone3", denyClone3, same(435)},
+		{"unshare", denyNamespace, numbers{272, 97, 337}},
+		{"setns", denyNamespace, numbers{308, 268, 375}},
+
+		// Other processes' memory and files.
+		{"ptrace", denyAlways, numbers{101, 117, 26}},
+		{"process_vm_readv", denyAlways, numbers{310, 270, 376}},
+		{"process_vm_writev", denyAlways, numbers{311, 271, 377}},
+		{"pidfd_getfd", denyAlways, same(438)},
+
+		// Kernel interfaces with a long record of exploits.
+		{"bpf", denyAlways, numbers{321, 280, 386}},
+		{"perf_event_open", denyAlways, numbers{298, 241, 364}},
+		{"userfaultfd", denyAlways, numbers{323, 282, 388}},
+		{"io_uring_setup", denyAlways, same(425)},
+		{"io_uring_enter", denyAlways, same(426)},
+		{"io_uring_register", denyAlways, same(427)},
+		{"keyctl", denyAlways, numbers{250, 219, 311}},
+		{"add_key", denyAlways, numbers{248, 217, 309}},
+		{"request_key", denyAlways, numbers{249, 218, 310}},
+		{"fanotify_init", denyAlways, numbers{300, 262, 367}},
+
+		// The filesystem view.
+		{"mount", denyNamespace, numbers{165, 40, 21}},
+		{"umount2", denyNamespace, numbers{166, 39, 52}},
+		// umount is 22 in arm's OABI table only; EABI has no such call, and
+		// a kernel with OABI_COMPAT offers no seccomp filter. Denied for
+		// completeness.
+		{"umount", denyNamespace, numbers{absent, absent, 22}},
+		{"pivot_root", denyNamespace, numbers{155, 41, 218}},
+		{"chroot", denyAlways, numbers{161, 51, 61}},
+		{"open_tree", denyNamespace, same(428)},
+		{"move_mount", denyNamespace, same(429)},
+		{"fsopen", denyNamespace, same(430)},
+		{"fsconfig", denyNamespace, same(431)},
+		{"fsmount", denyNamespace, same(432)},
+		{"fspick", denyNamespace, same(433)},
+		{"mount_setattr", denyNamespace, same(442)},
+		{"open_tree_attr", denyNamespace, same(467)},
+		{"open_by_handle_at", denyAlways, numbers{304, 265, 371}},
+		{"name_to_handle_at", denyAlways, numbers{303, 264, 370}},
+
+		// Administration of the machine.
+		{"kexec_load", denyAlways, numbers{246, 104, 347}},
+		{"kexec_file_load", denyAlways, numbers{320, 294, 401}},
+		{"init_module", denyAlways, numbers{175, 105, 128}},
+		{"finit_module", denyAlways, numbers{313, 273, 379}},
+		{"delete_module", denyAlways, numbers{176, 106, 129}},
+		{"swapon", denyAlways, numbers{167, 224, 87}},
+		{"swapoff", denyAlways, numbers{168, 225, 115}},
+		{"reboot", denyAlways, numbers{169, 142, 88}},
+		{"acct", denyAlways, numbers{163, 89, 51}},
+		{"quotactl", denyAlways, numbers{179, 60, 131}},
+		{"quotactl_fd", denyAlways, same(443)},
+		{"syslog", denyAlways, numbers{103, 116, 103}},
+		{"settimeofday", denyAlways, numbers{164, 170, 79}},
+		{"clock_settime", denyAlways, numbers{227, 112, 262}},
+		{"clock_settime64", denyAlways, numbers{absent, absent, 404}},
+		{"adjtimex", denyAlways, numbers{159, 171, 124}},
+		{"clock_adjtime", denyAlways, numbers{305, 266, 372}},
+		{"clock_adjtime64", denyAlways, numbers{absent, absent, 405}},
+		{"lookup_dcookie", denyAlways, numbers{212, 18, 249}},
+		{"vhangup", denyAlways, numbers{153, 58, 111}},
+		{"nfsservctl", denyAlways, numbers{180, 42, 169}},
+		{"uselib", denyAlways, numbers{134, absent, 86}},
+
+		// NUMA memory placement.
+		{"mbind", denyAlways, numbers{237, 235, 319}},
+		{"migrate_pages", denyAlways, numbers{256, 238, 400}},
+		{"move_pages", denyAlways, numbers{279, 239, 344}},
+	}
+}
+
+// deniedAs names what the rule denies under opts, or "" when opts allow the
+// syscall altogether.
+func (r rule) deniedAs(opts Options) string {
+	switch r.action {
+	case denyNamespace:
+		if opts.AllowNamespaces {
+			return ""
+		}
+	case denyCloneNamespace:
+		if opts.AllowNamespaces {
+			return ""
+		}
+		return r.name + "(CLONE_NEW*)"
+	case denyClone3:
+		if opts.AllowNamespaces {
+			return ""
+		}
+		return r.name + "(ENOSYS)"
+	case denyTerminalIoctl:
+		return r.name + "(TIOCSTI, TIOCLINUX)"
+	case denyPersonality:
+		return r.name + "(except PER_LINUX, PER_LINUX32, UNAME26, query)"
+	}
+	return r.name
+}
+
+// Denied returns the syscalls the filter denies on the running arch under
+// opts, in filter order, for `shelldon doctor` and docs. A syscall denied only
+// for some arguments carries them in parentheses, as "clone(CLONE_NEW*)";
+// clone3 is listed as "clone3(ENOSYS)", the error it gets. It returns nil where
+// Install is not available.
+func Denied(opts Options) []string {
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	return denied(runtime.GOARCH, opts)
+}
+
+// denied is Denied for arch.
+func denied(arch string, opts Options) []string {
+	var names []string
+	for _, r := range rules() {
+		if _, ok := r.nr.on(arch); !ok {
+			continue
+		}
+		if name := r.deniedAs(opts); name != "" {
+			names = append(names, name)
+		}
+	}
+	return names
+}

@@ -1,0 +1,85 @@
+package sandbox
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The layers of the sandbox, as Probe and `shelldon doctor` name them.
+const (
+	LayerUserNS   = "user-ns"
+	LayerMountNS  = "mount-ns"
+	LayerPIDNS    = "pid-ns"
+	LayerNetNS    = "net-ns"
+	LayerIPCNS    = "ipc-uts-ns"
+	LayerRlimits  = "rlimits"
+	LayerSeccomp  = "seccomp"
+	LayerLandlock = "landlock"
+	LayerCgroup   = "cgroup"
+	LayerNoCaps   = "no-capabilities"
+)
+
+// required are the layers a stock Raspberry Pi OS kernel offers; without
+// any of them the sandbox is degraded.
+var required = []string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerIPCNS, LayerRlimits, LayerSeccomp}
+
+// Layer is one containment layer and whether this kernel has it.
+type Layer struct {
+	Name     string `json:"name"`
+	Required bool   `json:"required"`
+	OK       bool   `json:"ok"`
+	Detail   string `json:"detail,omitempty"`
+}
+
+// Tier is what Probe found: every layer, required or added.
+type Tier struct {
+	Layers []Layer `json:"layers"`
+}
+
+// Full reports whether every required layer is in place.
+func (t Tier) Full() bool { return t.Missing() == "" }
+
+// Missing names the required layers that are not in place, or "".
+func (t Tier) Missing() string {
+	var out []string
+	for _, l := range t.Layers {
+		if l.Required && !l.OK {
+			out = append(out, l.Name)
+		}
+	}
+	if len(t.Layers) == 0 {
+		return "the sandbox was not probed"
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "missing " + strings.Join(out, ", ")
+}
+
+func (t Tier) has(name string) bool {
+	for _, l := range t.Layers {
+		if l.Name == name {
+			return l.OK
+		}
+	}
+	return false
+}
+
+// String is a one-line summary for logs: "full (user-ns, ..., landlock v7)".
+func (t Tier) String() string {
+	var on []string
+	for _, l := range t.Layers {
+		if l.OK {
+			name := l.Name
+			if l.Detail != "" && l.Name == LayerLandlock {
+				name += " " + l.Detail
+			}
+			on = append(on, name)
+		}
+	}
+	state := "full"
+	if !t.Full() {
+		state = "DEGRADED, " + t.Missing()
+	}
+	return fmt.Sprintf("%s (%s)", state, strings.Join(on, ", "))
+}
