@@ -110,12 +110,15 @@ func Open(ctx context.Context, home string, environ []string, logw io.Writer, le
 			Reserve:      cfg.Agent.Reserve.D(),
 			MaxTokens:    cfg.Provider.MaxTokens,
 		},
-		HistoryChars: cfg.Agent.HistoryChars,
-		System:       cfg.Agent.SystemPrompt,
-		Workspace:    cfg.Workspace,
-		Workers:      cfg.Agent.Workers,
-		Redact:       red.JSONArgs,
-		Logger:       log,
+		HistoryChars:  cfg.Agent.HistoryChars,
+		ApprovalTTL:   cfg.Approvals.TTL.D(),
+		AllowDegraded: cfg.Sandbox.AllowDegraded,
+		Describe:      describer{workspace: cfg.Workspace}.describe,
+		System:        cfg.Agent.SystemPrompt,
+		Workspace:     cfg.Workspace,
+		Workers:       cfg.Agent.Workers,
+		Redact:        red.JSONArgs,
+		Logger:        log,
 	})
 	if err != nil {
 		st.Close()

@@ -64,6 +64,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []st
 		env.serveCmd(),
 		env.doctorCmd(),
 		env.auditCmd(),
+		env.approvalsCmd(),
 		&cobra.Command{
 			Use:   "version",
 			Short: "Print the version",
@@ -166,7 +167,7 @@ func (e cmdEnv) chatCmd() *cobra.Command {
 				return err
 			}
 			term := &cli.Terminal{
-				Chat: a.Core, ChatName: chat, In: e.stdin, Out: e.stdout, Err: e.stderr,
+				Chat: a.Core, Decider: a.Core, ChatName: chat, In: e.stdin, Out: e.stdout, Err: e.stderr,
 				HistoryFile: a.Config.Path(historyFile),
 			}
 			if cmd.Flags().Changed("message") {
@@ -211,7 +212,7 @@ func (e cmdEnv) serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			api, err := web.New(web.Options{Chat: a.Core, Audit: a.Store, Token: token, Logger: a.Log})
+			api, err := web.New(web.Options{Chat: a.Core, Approvals: a.Core, Audit: a.Store, Token: token, Logger: a.Log})
 			if err != nil {
 				return err
 			}
@@ -224,6 +225,27 @@ func (e cmdEnv) serveCmd() *cobra.Command {
 				"provider", a.Config.Provider.Kind, "model", a.Config.Provider.Model, "version", versionString())
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve(ln) }()
+			// Requests a crash left between a decision and its end are
+			// finished, and expired ones closed, now and every 30 s.
+			go func() {
+				if n, err := a.Core.RecoverApprovals(ctx); err != nil {
+					a.Log.Error("recover approvals", "err", err)
+				} else if n > 0 {
+					a.Log.Warn("resumed approvals a restart interrupted", "count", n)
+				}
+				tick := time.NewTicker(30 * time.Second)
+				defer tick.Stop()
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-tick.C:
+						if _, err := a.Core.ExpireApprovals(ctx); err != nil {
+							a.Log.Error("expire approvals", "err", err)
+						}
+					}
+				}
+			}()
 			select {
 			case err := <-errc:
 				return fmt.Errorf("serve: %w", err)

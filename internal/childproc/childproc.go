@@ -17,6 +17,7 @@ import (
 	"github.com/shelldon/shelldon/internal/wire"
 	"github.com/shelldon/shelldon/internal/worker"
 	"github.com/shelldon/shelldon/internal/worker/builtin"
+	"github.com/shelldon/shelldon/internal/worker/risky"
 	"github.com/shelldon/shelldon/internal/workspace"
 )
 
@@ -77,6 +78,15 @@ func buildTools(job contracts.Job) (*worker.Registry, func(), error) {
 	}
 	reg := worker.NewRegistry()
 	if err := builtin.Register(reg, builtin.Env{Workspace: ws, Eval: evalInChild}); err != nil {
+		ws.Close()
+		return nil, nil, err
+	}
+	runner, err := sandbox.NewRunner("")
+	if err != nil {
+		ws.Close()
+		return nil, nil, err
+	}
+	if err := risky.Register(reg, risky.Env{Workspace: ws, Sandbox: runner, AllowDegraded: job.AllowDegraded}); err != nil {
 		ws.Close()
 		return nil, nil, err
 	}

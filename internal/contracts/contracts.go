@@ -5,7 +5,11 @@
 package contracts
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -98,6 +102,59 @@ type Completion struct {
 	Model      string  `json:"model,omitempty"`
 }
 
+// Pending is a RISKY tool call a turn stopped at, waiting for the owner.
+// Messages are the turn's messages so far, starting with the user's; when
+// earlier calls of the same assistant message ran, the last message holds
+// their results, and Call's result is appended to it on resume. Call's
+// Arguments are already filtered and validated, in canonical form: what
+// the owner sees is what runs.
+type Pending struct {
+	Messages  []Message `json:"messages"`
+	Call      ToolCall  `json:"call"`
+	ModelText string    `json:"model_text,omitempty"` // the model's own words beside the call
+}
+
+// Resume continues a parked turn after the owner decided.
+type Resume struct {
+	Messages []Message `json:"messages"`
+	Call     ToolCall  `json:"call"`
+	Approved bool      `json:"approved"`
+	ArgsHash string    `json:"args_hash"` // what the owner approved; re-checked before the call runs
+	// Note, for a call that did not run, is its result for the model
+	// instead of DeniedByOwner (an expired or interrupted request).
+	Note string `json:"note,omitempty"`
+}
+
+// DeniedByOwner is the result content of a call the owner denied.
+const DeniedByOwner = "denied by owner"
+
+// CanonicalArgs returns a JSON object in canonical form: keys sorted, no
+// insignificant space. It fails for anything but a JSON object.
+func CanonicalArgs(args string) (string, error) {
+	var v map[string]any
+	dec := json.NewDecoder(strings.NewReader(args))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return "", fmt.Errorf("arguments are not a JSON object: %w", err)
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	return string(out), nil
+}
+
+// ArgsHash binds an approval to exactly one call: the SHA-256 of the tool's
+// name and its canonical arguments.
+func ArgsHash(tool, args string) (string, error) {
+	canon, err := CanonicalArgs(args)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(tool + "\x00" + canon))
+	return hex.EncodeToString(sum[:]), nil
+}
+
 // Limits bound one turn.
 type Limits struct {
 	MaxToolCalls int           `json:"max_tool_calls"` // tool executions per turn
@@ -116,6 +173,10 @@ type Job struct {
 	Workspace string    `json:"workspace"`
 	Limits    Limits    `json:"limits"`
 	Deadline  time.Time `json:"deadline"`
+	Resume    *Resume   `json:"resume,omitempty"` // continue a parked turn instead of starting from Input
+	// AllowDegraded is the owner's sandbox.allow_degraded: sandboxed tools
+	// may run on a kernel that lacks a required layer.
+	AllowDegraded bool `json:"allow_degraded,omitempty"`
 }
 
 // ToolEvent reports one tool execution as it happens, for display and audit.
@@ -142,6 +203,7 @@ const (
 	StopDeadline  = "deadline"
 	StopCancelled = "cancelled"
 	StopError     = "error"
+	StopApproval  = "approval" // parked: a RISKY call waits for the owner (Result.Pending)
 )
 
 // Result is what a worker returns at the end of a turn.
@@ -156,4 +218,5 @@ type Result struct {
 	Stopped   string    `json:"stopped,omitempty"`
 	Provider  string    `json:"provider,omitempty"`
 	Model     string    `json:"model,omitempty"`
+	Pending   *Pending  `json:"pending,omitempty"`
 }

@@ -36,8 +36,16 @@ type Options struct {
 	Workspace    string // the jail root of the file tools
 	Workers      int    // turns that may run at once
 	Redact       func(string) string
-	Logger       *slog.Logger
-	Now          func() time.Time
+	ApprovalTTL  time.Duration // how long a request waits for the owner; default 1h
+	// AllowDegraded is the owner's sandbox.allow_degraded, passed to each
+	// worker for the sandboxed tools.
+	AllowDegraded bool
+	// Describe adds the daemon's own facts to the rendering of a call the
+	// owner must decide (the resolved path, where a URL's host resolves);
+	// nil adds nothing.
+	Describe func(ctx context.Context, call contracts.ToolCall) []string
+	Logger   *slog.Logger
+	Now      func() time.Time
 }
 
 // Core runs turns. It is safe for concurrent use.
@@ -62,6 +70,9 @@ func New(opts Options) (*Core, error) {
 	if opts.Redact == nil {
 		opts.Redact = func(s string) string { return s }
 	}
+	if opts.ApprovalTTL <= 0 {
+		opts.ApprovalTTL = time.Hour
+	}
 	c := &Core{opts: opts, slots: make(chan struct{}, opts.Workers), log: opts.Logger, now: opts.Now}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -85,6 +96,7 @@ type Outcome struct {
 	Stopped   string          `json:"stopped,omitempty"`
 	ToolCalls int             `json:"tool_calls"`
 	Usage     contracts.Usage `json:"usage"`
+	Approvals []ApprovalView  `json:"approvals"` // requests this turn parked, for the owner to decide
 }
 
 // ErrBadInput is returned for a message a turn cannot start from.
@@ -107,13 +119,31 @@ func (c *Core) Send(ctx context.Context, chat, text string, ev Events) (Outcome,
 	if chat == "" {
 		chat = "default"
 	}
+	if err := c.acquire(ctx); err != nil {
+		return Outcome{}, err
+	}
+	defer c.release()
+	return c.runTurn(ctx, chat, text, nil, ev)
+}
+
+// acquire waits for a worker slot: a turn or a decision waits its turn
+// rather than being refused.
+func (c *Core) acquire(ctx context.Context) error {
 	select {
 	case c.slots <- struct{}{}:
+		return nil
 	case <-ctx.Done():
-		return Outcome{}, fmt.Errorf("core: wait for a worker slot: %w", ctx.Err())
+		return fmt.Errorf("core: wait for a worker slot: %w", ctx.Err())
 	}
-	defer func() { <-c.slots }()
+}
 
+func (c *Core) release() { <-c.slots }
+
+// runTurn runs one turn in a worker: a new message (resume nil), or the
+// continuation of a parked turn after the owner's decision. It commits the
+// turn's messages, and parks a RISKY call the turn stopped at, before it
+// returns.
+func (c *Core) runTurn(ctx context.Context, chat, text string, resume *contracts.Resume, ev Events) (Outcome, error) {
 	st := c.opts.Store
 	// The history is read before this turn begins, so it holds earlier turns only.
 	history, err := st.History(ctx, chat, c.opts.HistoryChars)
@@ -131,7 +161,8 @@ func (c *Core) Send(ctx context.Context, chat, text string, ev Events) (Outcome,
 	}
 	job := contracts.Job{
 		Chat: chat, Turn: turn, System: c.opts.System, History: history, Input: text,
-		Workspace: c.opts.Workspace, Limits: lim, Deadline: started.Add(lim.Budget),
+		Workspace: c.opts.Workspace, Limits: lim, Deadline: started.Add(lim.Budget), Resume: resume,
+		AllowDegraded: c.opts.AllowDegraded,
 	}
 	res, runErr := c.runWorker(ctx, job, ev)
 	end := store.TurnEnd{
@@ -141,14 +172,27 @@ func (c *Core) Send(ctx context.Context, chat, text string, ev Events) (Outcome,
 	if res.Stopped != "" {
 		end.Status = res.Stopped
 	}
-	if runErr != nil {
+	out := Outcome{Turn: turn, Stopped: res.Stopped, ToolCalls: res.ToolCalls, Usage: res.Usage, Approvals: []ApprovalView{}}
+	switch {
+	case runErr != nil:
 		end.Status, end.Error = contracts.StopError, runErr.Error()
 		res.Reply = "Sorry, this turn failed inside shelldon: " + runErr.Error()
-		res.Stopped = contracts.StopError
+		out.Stopped = contracts.StopError
 		// Keep the owner's words in the history even when the worker died.
 		end.Reply = res.Reply
 		end.Messages = []contracts.Message{{Role: contracts.RoleUser, Text: text}, {Role: contracts.RoleAssistant, Text: res.Reply}}
+	case res.Pending != nil:
+		// Parked: the messages stay with the request until the owner
+		// decides; the turn that resumes it commits them.
+		view, err := c.park(ctx, chat, turn, *res.Pending)
+		if err != nil {
+			return Outcome{}, err
+		}
+		out.Approvals = append(out.Approvals, view)
+		res.Reply = parkedReply(*res.Pending, view)
+		end.Reply, end.Messages = res.Reply, nil
 	}
+	out.Reply = res.Reply
 	// Commit before replying, even if the caller has gone (nothing is lost).
 	if err := st.FinishTurn(context.WithoutCancel(ctx), turn, end); err != nil {
 		return Outcome{}, fmt.Errorf("core: finish turn %d: %w", turn, err)
@@ -156,7 +200,6 @@ func (c *Core) Send(ctx context.Context, chat, text string, ev Events) (Outcome,
 	c.log.Info("turn finished", "chat", chat, "turn", turn, "status", end.Status,
 		"tool_calls", res.ToolCalls, "input_tokens", res.Usage.InputTokens,
 		"output_tokens", res.Usage.OutputTokens, "duration", c.now().Sub(started).Round(time.Millisecond))
-	out := Outcome{Turn: turn, Reply: res.Reply, Stopped: res.Stopped, ToolCalls: res.ToolCalls, Usage: res.Usage}
 	if runErr != nil {
 		return out, fmt.Errorf("core: turn %d: %w", turn, runErr)
 	}

@@ -172,8 +172,11 @@ func WorkerPolicy(binary string, args, env []string, workspace string, timeout t
 		Workspace: workspace,
 		ReadOnly:  []string{binary},
 		Nested:    true,
-		Timeout:   timeout,
-		Limits:    WorkerLimits,
+		// http_get runs in the worker, behind its own dial-time address
+		// check; the commands the worker runs get no network.
+		Network: true,
+		Timeout: timeout,
+		Limits:  WorkerLimits,
 		// The worker is shelldon's own code: on a kernel without a required
 		// layer it still runs, with the layers there are (the daemon says so
 		// at start); code the model chose never gets this allowance.

@@ -69,11 +69,44 @@ func (l *Loop) Run(ctx context.Context, job contracts.Job) contracts.Result {
 	defer cancel()
 
 	t := &turn{loop: l, now: now, lim: lim, deadline: deadline}
-	user := contracts.Message{Role: contracts.RoleUser, Text: job.Input}
-	t.convo = append(append(t.convo, job.History...), user)
-	t.res.Messages = []contracts.Message{user}
+	t.convo = append(t.convo, job.History...)
+	if r := job.Resume; r != nil {
+		t.convo = append(t.convo, r.Messages...)
+		t.res.Messages = append([]contracts.Message(nil), r.Messages...)
+		t.resume(ctx, *r)
+	} else {
+		user := contracts.Message{Role: contracts.RoleUser, Text: job.Input}
+		t.convo = append(t.convo, user)
+		t.res.Messages = []contracts.Message{user}
+	}
 	t.run(ctx, job.System)
 	return t.res
+}
+
+// resume runs (or, denied, answers for) the call the turn was parked at,
+// and adds its result to the results of its assistant message.
+func (t *turn) resume(ctx context.Context, r contracts.Resume) {
+	res := contracts.ToolResult{CallID: r.Call.ID, Name: r.Call.Name, Content: contracts.DeniedByOwner}
+	if r.Note != "" {
+		res.Content = r.Note
+	}
+	if r.Approved {
+		hash, err := contracts.ArgsHash(r.Call.Name, r.Call.Arguments)
+		if err != nil || hash != r.ArgsHash {
+			res.Content = "not run: the call does not match what the owner approved"
+		} else {
+			t.approved = r.Call.ID
+			res = t.call(ctx, r.Call)
+			t.approved = ""
+		}
+	}
+	if n := len(t.res.Messages); n > 0 && t.res.Messages[n-1].Role == contracts.RoleTool {
+		last := &t.res.Messages[n-1]
+		last.ToolResults = append(last.ToolResults, res)
+		t.convo[len(t.convo)-1] = *last
+		return
+	}
+	t.append(contracts.Message{Role: contracts.RoleTool, ToolResults: []contracts.ToolResult{res}})
 }
 
 // turn is the state of one Run.
@@ -85,6 +118,7 @@ type turn struct {
 	convo    []contracts.Message // history + this turn, sent to the model
 	res      contracts.Result
 	lastText string // the model's latest words, for an early stop
+	approved string // the id of the one RISKY call the owner approved, while it runs
 }
 
 func (t *turn) append(m contracts.Message) {
@@ -158,13 +192,73 @@ func (t *turn) run(ctx context.Context, system string) {
 				msg.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", len(t.res.Messages), i)
 			}
 		}
-		t.append(msg)
-		results := make([]contracts.ToolResult, len(msg.ToolCalls))
+		// The first RISKY call parks the turn: the calls before it run, the
+		// ones after it are dropped, so every call left in the message gets
+		// a result, now or on resume.
+		risky := -1
 		for i, call := range msg.ToolCalls {
-			results[i] = t.call(ctx, call)
+			if tool, ok := t.loop.Tools.Get(call.Name); ok && tool.Tier == contracts.TierRisky {
+				risky = i
+				break
+			}
+		}
+		if risky >= 0 {
+			msg.ToolCalls = msg.ToolCalls[:risky+1]
+		}
+		t.append(msg)
+		results := make([]contracts.ToolResult, 0, len(msg.ToolCalls))
+		for i, call := range msg.ToolCalls {
+			if i == risky {
+				break
+			}
+			results = append(results, t.call(ctx, call))
+		}
+		if risky >= 0 {
+			call, refusal := t.prepareRisky(ctx, msg.ToolCalls[risky])
+			if refusal == nil {
+				if len(results) > 0 {
+					t.append(contracts.Message{Role: contracts.RoleTool, ToolResults: results})
+				}
+				t.res.Stopped = contracts.StopApproval
+				t.res.Pending = &contracts.Pending{
+					Messages:  append([]contracts.Message(nil), t.res.Messages...),
+					Call:      call,
+					ModelText: msg.Text,
+				}
+				return
+			}
+			results = append(results, *refusal)
 		}
 		t.append(contracts.Message{Role: contracts.RoleTool, ToolResults: results})
 	}
+}
+
+// prepareRisky readies a RISKY call for the owner: its arguments filtered,
+// validated and canonical, and the tool's own check passed. A call that
+// could never run is answered at once (the refusal) instead of asking.
+func (t *turn) prepareRisky(ctx context.Context, call contracts.ToolCall) (contracts.ToolCall, *contracts.ToolResult) {
+	refuse := func(why string) (contracts.ToolCall, *contracts.ToolResult) {
+		return call, &contracts.ToolResult{CallID: call.ID, Name: call.Name, Content: "error: " + why}
+	}
+	if t.res.ToolCalls >= t.lim.MaxToolCalls {
+		return refuse(fmt.Sprintf("not run: the limit of %d tool calls per turn is reached; answer with what you have", t.lim.MaxToolCalls))
+	}
+	tool, _ := t.loop.Tools.Get(call.Name)
+	args, err := PrepareArguments(tool, call.Arguments)
+	if err != nil {
+		return refuse(err.Error())
+	}
+	if tool.Check != nil {
+		if err := tool.Check(ctx, args); err != nil {
+			return refuse(err.Error())
+		}
+	}
+	canon, err := contracts.CanonicalArgs(string(args))
+	if err != nil {
+		return refuse(err.Error())
+	}
+	call.Arguments = canon
+	return call, nil
 }
 
 // call runs one tool call, or explains to the model why it did not run.
@@ -216,6 +310,9 @@ func (t *turn) execute(ctx context.Context, call contracts.ToolCall) (string, er
 			names = append(names, tl.Name)
 		}
 		return "", fmt.Errorf("unknown tool %q; the tools are: %s", call.Name, strings.Join(names, ", "))
+	}
+	if tool.Tier == contracts.TierRisky && call.ID != t.approved {
+		return "", fmt.Errorf("the tool %s needs the owner's approval for each call", call.Name)
 	}
 	args, err := PrepareArguments(tool, call.Arguments)
 	if err != nil {

@@ -22,6 +22,10 @@ type Tool struct {
 	Tier        contracts.Tier
 	Schema      *jsonschema.Schema
 	Run         func(ctx context.Context, args json.RawMessage) (string, error)
+	// Check, for a RISKY tool, refuses a call before the owner is asked
+	// (a path the tool would never write, a URL it would never fetch), so
+	// the owner only sees calls that can run. Run checks again.
+	Check func(ctx context.Context, args json.RawMessage) error
 
 	resolved *jsonschema.Resolved
 }

@@ -27,6 +27,12 @@
 // ReadFile opens regular files only, with a single hard link (another link
 // may alias a denied file under an innocent name); it never blocks on a FIFO
 // or device and never reads more than asked.
+//
+// WriteFile (see write.go) resolves the same way, creating missing parent
+// directories through the held ones, refuses protected names (git internals
+// and configuration, shell and tool startup files) besides denied ones, and
+// replaces a file atomically: a temporary file in the same directory,
+// renamed over the target.
 package workspace
 
 import (
@@ -106,6 +112,9 @@ type target struct {
 	frames []frame
 	base   string      // the final component; "" when the target is the last frame
 	info   fs.FileInfo // Lstat of base or of the last frame; nil if base does not exist
+	// missing are directories, not yet created, between the last frame and
+	// base (see walkMissing); nil for every walk that creates nothing.
+	missing []string
 }
 
 func (t *target) top() *frame { return &t.frames[len(t.frames)-1] }
@@ -122,7 +131,12 @@ func (t *target) close() {
 }
 
 // rel returns the path of the target relative to the root.
-func (t *target) rel() string { return t.relPrefix(t.base) }
+func (t *target) rel() string {
+	if len(t.missing) > 0 {
+		return t.relPrefix(path.Join(path.Join(t.missing...), t.base))
+	}
+	return t.relPrefix(t.base)
+}
 
 // relPrefix returns the path of the last held directory, relative to the
 // root, with c appended (unless c is "").
@@ -191,7 +205,20 @@ func under(comps, base []string) ([]string, bool) {
 // walk resolves name beneath the root. With allowMissing, the final
 // component may be missing (target.info is then nil). The caller must close
 // the returned target.
-func (r *Root) walk(name string, allowMissing bool) (_ *target, err error) {
+func (r *Root) walk(name string, allowMissing bool) (*target, error) {
+	return r.walkMissing(name, allowMissing, nil)
+}
+
+// missingFunc decides what walkMissing does when the component c of the
+// last held directory (t.top()) does not exist and the components rest
+// follow it. It returns retry after creating c, which is then looked up
+// again like any other component; otherwise it has set t.missing and
+// t.base and the walk ends there.
+type missingFunc func(t *target, c string, rest []string) (retry bool, err error)
+
+// walkMissing is walk with a say over missing directories: with a nil
+// missing it is walk exactly.
+func (r *Root) walkMissing(name string, allowMissing bool, missing missingFunc) (_ *target, err error) {
 	comps, err := r.relative(name)
 	if err != nil {
 		return nil, err
@@ -246,6 +273,17 @@ func (r *Root) walk(name string, allowMissing bool) (_ *target, err error) {
 			if errors.Is(err, fs.ErrNotExist) && allowMissing && len(queue) == 0 {
 				t.base = c
 				return t, nil
+			}
+			if errors.Is(err, fs.ErrNotExist) && missing != nil && len(queue) > 0 {
+				retry, err := missing(t, c, queue)
+				if err != nil {
+					return nil, err
+				}
+				if !retry {
+					return t, nil
+				}
+				queue = append([]string{c}, queue...)
+				continue
 			}
 			return nil, fsError(name, err)
 		}

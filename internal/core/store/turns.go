@@ -21,6 +21,7 @@ const (
 	StatusDeadline  = contracts.StopDeadline
 	StatusCancelled = contracts.StopCancelled
 	StatusError     = contracts.StopError
+	StatusApproval  = contracts.StopApproval // parked for an owner decision; continued in a later turn
 )
 
 // Interrupted is the Error of a turn that RecoverRunning ended.
@@ -28,6 +29,7 @@ const Interrupted = "interrupted"
 
 var finalStatus = map[string]bool{
 	StatusOK: true, StatusToolLimit: true, StatusDeadline: true, StatusCancelled: true, StatusError: true,
+	StatusApproval: true,
 }
 
 // TurnEnd is how a turn ended, for FinishTurn.

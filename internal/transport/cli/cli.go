@@ -27,9 +27,15 @@ type Chatter interface {
 	Send(ctx context.Context, chat, text string, ev core.Events) (core.Outcome, error)
 }
 
+// Decider decides an approval request and runs the rest of its turn.
+type Decider interface {
+	Decide(ctx context.Context, id string, approve bool, by string, ev core.Events) (core.Outcome, error)
+}
+
 // Terminal is a chat in a terminal.
 type Terminal struct {
 	Chat        Chatter
+	Decider     Decider // nil: requests are only shown, to decide elsewhere
 	ChatName    string
 	In          io.Reader
 	Out         io.Writer // replies and, when interactive, tool calls
@@ -48,6 +54,9 @@ func (t *Terminal) Once(ctx context.Context, text string) (core.Outcome, error) 
 	out, err := t.Chat.Send(ctx, t.name(), text, core.Events{Tool: show.tool})
 	if out.Reply != "" {
 		fmt.Fprintln(t.Out, Sanitize(out.Reply))
+	}
+	for _, a := range out.Approvals {
+		fmt.Fprintf(t.Err, "Decide with: shelldon approvals approve %s   (or deny %s)\n", a.ID, a.ID)
 	}
 	return out, err
 }
@@ -93,15 +102,31 @@ func (t *Terminal) Run(ctx context.Context) error {
 			fmt.Fprintln(t.Out, "Commands: /help, /quit. Anything else is a message to shelldon.\nCtrl-C cancels the running turn; Ctrl-D quits.")
 			continue
 		}
-		t.turn(ctx, line, ints)
+		out := t.turn(ctx, ints, func(ctx context.Context, ev core.Events) (core.Outcome, error) {
+			return t.Chat.Send(ctx, t.name(), line, ev)
+		})
+		// Each request is shown (in the reply, rendered by shelldon) and
+		// asked about right here; a decision may lead to another request.
+		for len(out.Approvals) > 0 && t.Decider != nil {
+			a := out.Approvals[0]
+			answer, err := read(fmt.Sprintf("Approve request %s (%s)? [y/N] ", a.ID, a.Tool))
+			if err != nil && !errors.Is(err, liner.ErrPromptAborted) {
+				return nil
+			}
+			approve := strings.EqualFold(strings.TrimSpace(answer), "y") || strings.EqualFold(strings.TrimSpace(answer), "yes")
+			out = t.turn(ctx, ints, func(ctx context.Context, ev core.Events) (core.Outcome, error) {
+				return t.Decider.Decide(ctx, a.ID, approve, "terminal", ev)
+			})
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 	}
 }
 
-// turn runs one message, cancelling it on an interrupt.
-func (t *Terminal) turn(ctx context.Context, text string, ints <-chan os.Signal) {
+// turn runs one turn (a message, or a decision), cancelling it on an
+// interrupt, and shows it as it happens.
+func (t *Terminal) turn(ctx context.Context, ints <-chan os.Signal, run func(context.Context, core.Events) (core.Outcome, error)) core.Outcome {
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{})
@@ -114,12 +139,13 @@ func (t *Terminal) turn(ctx context.Context, text string, ints <-chan os.Signal)
 		}
 	}()
 	show := &display{w: t.Out, stream: true}
-	out, err := t.Chat.Send(tctx, t.name(), text, core.Events{Text: show.text, Tool: show.tool})
+	out, err := run(tctx, core.Events{Text: show.text, Tool: show.tool})
 	close(done)
 	show.finish(out.Reply)
 	if err != nil && out.Reply == "" {
 		fmt.Fprintf(t.Err, "error: %v\n", err)
 	}
+	return out
 }
 
 // input returns a line reader: liner with history on a terminal, a plain

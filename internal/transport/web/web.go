@@ -25,6 +25,12 @@ type Chatter interface {
 	Send(ctx context.Context, chat, text string, ev core.Events) (core.Outcome, error)
 }
 
+// Approver lists and decides the owner's approval requests.
+type Approver interface {
+	Approvals(ctx context.Context) ([]core.ApprovalView, error)
+	Decide(ctx context.Context, id string, approve bool, by string, ev core.Events) (core.Outcome, error)
+}
+
 // AuditReader reads the audit trail.
 type AuditReader interface {
 	Audit(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, error)
@@ -33,6 +39,7 @@ type AuditReader interface {
 // Server serves the HTTP API.
 type Server struct {
 	chat   Chatter
+	appr   Approver
 	audit  AuditReader
 	token  []byte
 	log    *slog.Logger
@@ -42,11 +49,12 @@ type Server struct {
 
 // Options configure a Server.
 type Options struct {
-	Chat   Chatter
-	Audit  AuditReader
-	Token  string // the bearer token every /api call must carry
-	Logger *slog.Logger
-	Health func() map[string]any // extra fields for /healthz; nil for none
+	Chat      Chatter
+	Approvals Approver
+	Audit     AuditReader
+	Token     string // the bearer token every /api call must carry
+	Logger    *slog.Logger
+	Health    func() map[string]any // extra fields for /healthz; nil for none
 }
 
 // New returns the API handler. An empty token is refused: the API is never open.
@@ -54,7 +62,7 @@ func New(opts Options) (*Server, error) {
 	if len(opts.Token) < 16 {
 		return nil, errors.New("web: the API token must be at least 16 characters")
 	}
-	s := &Server{chat: opts.Chat, audit: opts.Audit, token: []byte(opts.Token), log: opts.Logger, health: opts.Health}
+	s := &Server{chat: opts.Chat, appr: opts.Approvals, audit: opts.Audit, token: []byte(opts.Token), log: opts.Logger, health: opts.Health}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -62,6 +70,8 @@ func New(opts Options) (*Server, error) {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.Handle("POST /api/chat", s.auth(http.HandlerFunc(s.postChat)))
 	mux.Handle("GET /api/audit", s.auth(http.HandlerFunc(s.getAudit)))
+	mux.Handle("GET /api/approvals", s.auth(http.HandlerFunc(s.getApprovals)))
+	mux.Handle("POST /api/approvals/{id}", s.auth(http.HandlerFunc(s.postApproval)))
 	mux.Handle("/api/", s.auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
 	})))
@@ -122,11 +132,6 @@ type chatRequest struct {
 	Text string `json:"text"`
 }
 
-type chatResponse struct {
-	core.Outcome
-	Approvals []any `json:"approvals"`
-}
-
 func (s *Server) postChat(w http.ResponseWriter, r *http.Request) {
 	var req chatRequest
 	if !decode(w, r, &req) {
@@ -151,7 +156,59 @@ func (s *Server) postChat(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		s.log.Error("chat turn broke", "turn", out.Turn, "err", err)
 	}
-	writeJSON(w, http.StatusOK, chatResponse{Outcome: out, Approvals: []any{}})
+	if out.Approvals == nil {
+		out.Approvals = []core.ApprovalView{}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getApprovals(w http.ResponseWriter, r *http.Request) {
+	list, err := s.appr.Approvals(r.Context())
+	if err != nil {
+		s.log.Error("list approvals", "err", err)
+		writeError(w, http.StatusInternalServerError, "internal", "could not list the approval requests")
+		return
+	}
+	if list == nil {
+		list = []core.ApprovalView{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"approvals": list})
+}
+
+type decision struct {
+	Approve *bool `json:"approve"`
+}
+
+// postApproval decides a request and answers once the resumed turn ends.
+func (s *Server) postApproval(w http.ResponseWriter, r *http.Request) {
+	var d decision
+	if !decode(w, r, &d) {
+		return
+	}
+	if d.Approve == nil {
+		writeError(w, http.StatusBadRequest, "bad_request", `send {"approve": true} or {"approve": false}`)
+		return
+	}
+	out, err := s.appr.Decide(r.Context(), r.PathValue("id"), *d.Approve, "http", core.Events{})
+	switch {
+	case errors.Is(err, core.ErrUnknownApproval):
+		writeError(w, http.StatusNotFound, "not_found", "no such approval request")
+		return
+	case errors.Is(err, core.ErrAlreadyDecided):
+		writeError(w, http.StatusConflict, "already_decided", "this request was already decided")
+		return
+	case errors.Is(err, core.ErrApprovalExpired):
+		writeError(w, http.StatusConflict, "expired", "this request has expired")
+		return
+	case err != nil && out.Turn == 0:
+		s.log.Error("decide", "err", err)
+		writeError(w, http.StatusInternalServerError, "internal", "the decision could not be carried out: "+err.Error())
+		return
+	}
+	if out.Approvals == nil {
+		out.Approvals = []core.ApprovalView{}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 type auditEntry struct {

@@ -34,6 +34,20 @@ func (f *fakeCore) Send(_ context.Context, chat, text string, _ core.Events) (co
 	return core.Outcome{Turn: 7, Reply: "hi " + chat}, nil
 }
 
+func (f *fakeCore) Approvals(context.Context) ([]core.ApprovalView, error) { return nil, nil }
+
+func (f *fakeCore) Decide(_ context.Context, id string, approve bool, _ string, _ core.Events) (core.Outcome, error) {
+	switch id {
+	case "gone":
+		return core.Outcome{}, core.ErrUnknownApproval
+	case "done":
+		return core.Outcome{}, core.ErrAlreadyDecided
+	case "late":
+		return core.Outcome{}, core.ErrApprovalExpired
+	}
+	return core.Outcome{Turn: 9, Reply: fmt.Sprintf("decided %s %v", id, approve)}, nil
+}
+
 func (f *fakeCore) Audit(_ context.Context, q store.AuditQuery) ([]store.AuditEntry, error) {
 	if q.Limit < len(f.audits) {
 		return f.audits[:q.Limit], nil
@@ -43,7 +57,7 @@ func (f *fakeCore) Audit(_ context.Context, q store.AuditQuery) ([]store.AuditEn
 
 func newServer(t *testing.T, f *fakeCore) *httptest.Server {
 	t.Helper()
-	s, err := New(Options{Chat: f, Audit: f, Token: token})
+	s, err := New(Options{Chat: f, Approvals: f, Audit: f, Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,5 +200,34 @@ func TestAuditAndHealth(t *testing.T) {
 	}
 	if status, _ := do(t, srv, "DELETE", "/api/chat", auth, ""); status != 404 && status != 405 {
 		t.Errorf("DELETE /api/chat: %d", status)
+	}
+}
+
+func TestApprovalsAPI(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, &fakeCore{})
+	auth := map[string]string{"Authorization": "Bearer " + token}
+	if status, out := do(t, srv, "GET", "/api/approvals", auth, ""); status != 200 || out["approvals"] == nil {
+		t.Fatalf("list: %d %v", status, out)
+	}
+	cases := []struct {
+		id, body string
+		status   int
+	}{
+		{"abc", `{"approve":true}`, 200},
+		{"abc", `{"approve":false}`, 200},
+		{"abc", `{}`, 400},
+		{"abc", `{"approve":"yes"}`, 400},
+		{"gone", `{"approve":true}`, 404},
+		{"done", `{"approve":true}`, 409},
+		{"late", `{"approve":false}`, 409},
+	}
+	for _, tc := range cases {
+		if status, out := do(t, srv, "POST", "/api/approvals/"+tc.id, auth, tc.body); status != tc.status {
+			t.Errorf("POST %s %s: %d %v, want %d", tc.id, tc.body, status, out, tc.status)
+		}
+	}
+	if status, _ := do(t, srv, "POST", "/api/approvals/abc", nil, `{"approve":true}`); status != 401 {
+		t.Errorf("decision without a token: %d", status)
 	}
 }

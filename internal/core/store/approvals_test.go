@@ -1,0 +1,150 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shelldon/shelldon/internal/contracts"
+)
+
+func park(t *testing.T, s *Store, now time.Time, ttl time.Duration) Approval {
+	t.Helper()
+	a := Approval{
+		ID: NewApprovalID(), Chat: "c", Turn: 1, Tool: "run_shell", Args: `{"command":"ls"}`, ArgsHash: "h",
+		Summary: "run_shell ls", CreatedAt: now, ExpiresAt: now.Add(ttl),
+		Pending: contracts.Pending{Call: contracts.ToolCall{ID: "x", Name: "run_shell", Arguments: `{"command":"ls"}`},
+			Messages: []contracts.Message{{Role: contracts.RoleUser, Text: "list"}}},
+	}
+	if err := s.CreateApproval(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestApprovalIDs(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for range 1000 {
+		id := NewApprovalID()
+		if len(id) != 26 || seen[id] {
+			t.Fatalf("id %q (len %d, repeated %v)", id, len(id), seen[id])
+		}
+		seen[id] = true
+	}
+}
+
+func TestDecideOnce(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.Unix(1_800_000_000, 0)
+	a := park(t, s, now, time.Hour)
+	got, err := s.Approval(ctx, a.ID)
+	if err != nil || got.State != ApprovalPending || got.Pending.Call.Name != "run_shell" || !got.ExpiresAt.Equal(now.Add(time.Hour)) {
+		t.Fatalf("stored %+v, %v", got, err)
+	}
+	// Twenty taps at once, from several transports: exactly one decides.
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.Decide(ctx, a.ID, i%2 == 0, "test", now.Add(time.Minute)); err == nil {
+				wins.Add(1)
+			} else if !errors.Is(err, ErrDecided) {
+				t.Errorf("losing decision: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("%d decisions won, want exactly 1", wins.Load())
+	}
+	got, _ = s.Approval(ctx, a.ID)
+	if got.State != ApprovalApproved && got.State != ApprovalDenied {
+		t.Fatalf("state %q", got.State)
+	}
+}
+
+func TestDecideRefusals(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.Unix(1_800_000_000, 0)
+	if _, err := s.Decide(ctx, "nosuchid", true, "t", now); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown id: %v", err)
+	}
+	late := park(t, s, now, time.Minute)
+	if _, err := s.Decide(ctx, late.ID, true, "t", now.Add(time.Minute)); !errors.Is(err, ErrExpired) {
+		t.Errorf("decision at expiry: %v", err)
+	}
+	expired, err := s.ExpirePending(ctx, now.Add(2*time.Minute))
+	if err != nil || len(expired) != 1 || expired[0].ID != late.ID {
+		t.Fatalf("expired %+v, %v", expired, err)
+	}
+	if _, err := s.Decide(ctx, late.ID, true, "t", now); !errors.Is(err, ErrExpired) {
+		t.Errorf("decision after expiry, with an old clock: %v", err)
+	}
+	again, _ := s.ExpirePending(ctx, now.Add(3*time.Minute))
+	if len(again) != 0 {
+		t.Errorf("expired twice: %+v", again)
+	}
+}
+
+func TestApprovalTransitions(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.Unix(1_800_000_000, 0)
+	a := park(t, s, now, time.Hour)
+	if err := s.Transition(ctx, a.ID, ApprovalApproved, ApprovalRunning, "", 0); !errors.Is(err, ErrState) {
+		t.Fatalf("running before a decision: %v", err)
+	}
+	if _, err := s.Decide(ctx, a.ID, true, "api", now); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Transition(ctx, a.ID, ApprovalApproved, ApprovalRunning, "", 0); err != nil {
+		t.Fatal(err)
+	}
+	// A second claim, from a replay or a second worker, fails.
+	if err := s.Transition(ctx, a.ID, ApprovalApproved, ApprovalRunning, "", 0); !errors.Is(err, ErrState) {
+		t.Fatalf("second claim: %v", err)
+	}
+	if err := s.Transition(ctx, a.ID, ApprovalRunning, ApprovalDone, "executed ok", 7); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.Approval(ctx, a.ID)
+	if got.State != ApprovalDone || got.Outcome != "executed ok" || got.ResumedTurn != 7 || got.DecidedBy != "api" {
+		t.Fatalf("final %+v", got)
+	}
+	list, _ := s.Approvals(ctx, ApprovalPending)
+	if len(list) != 0 {
+		t.Errorf("pending list %+v", list)
+	}
+	all, _ := s.Approvals(ctx)
+	if len(all) != 1 {
+		t.Errorf("all list %d", len(all))
+	}
+}
+
+func TestApprovalsSurviveReopen(t *testing.T) {
+	t.Parallel()
+	path := t.TempDir() + "/s.db"
+	s := openAt(t, path)
+	now := time.Now()
+	a := park(t, s, now, time.Hour)
+	s.Close()
+	s2 := openAt(t, path)
+	got, err := s2.Approval(context.Background(), a.ID)
+	if err != nil || got.State != ApprovalPending {
+		t.Fatalf("after reopen: %+v %v", got, err)
+	}
+	if _, err := s2.Decide(context.Background(), a.ID, true, "t", now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,80 @@
+// Package netguard is the guard behind the http_get tool: it fetches a URL
+// from the public internet and refuses everything else.
+//
+// The address check lives in the dialer, on the address actually dialed:
+// net.Dialer.Control sees every ip:port just before connect(2), unmaps
+// IPv4-in-IPv6, and refuses special-purpose ranges (see Blocked) and any port
+// other than the URL's. A name that resolves to 10.0.0.1, or starts to after
+// the owner approved it, is therefore refused without a packet sent to it.
+// Everything before the dial (CheckURL, the early refusal of IP literals and
+// local-only names) is there for clear messages, not for safety.
+//
+// Other rules: http and https only; no credentials in URLs; redirects
+// followed by hand, each hop checked again; no proxy from the environment; no
+// cookies; the body capped while it streams, on decoded bytes.
+package netguard
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"time"
+)
+
+// Defaults for the zero fields of Options.
+const (
+	DefaultMaxBytes     = 1 << 20
+	DefaultTimeout      = 20 * time.Second
+	DefaultMaxRedirects = 5
+)
+
+// ErrRefused is wrapped by every error that refuses a URL or an address on
+// policy grounds (as opposed to a network failure). Match it with errors.Is.
+var ErrRefused = errors.New("http_get: refused")
+
+// refusal is a policy refusal: "http_get: " and msg is the sentence the
+// model reads, and it matches ErrRefused.
+type refusal struct{ msg string }
+
+func (e *refusal) Error() string        { return "http_get: " + e.msg }
+func (e *refusal) Is(target error) bool { return target == ErrRefused }
+
+// Options configures a Client. The zero value is production-ready.
+type Options struct {
+	// MaxBytes caps the body, counted on decoded bytes while they stream;
+	// default 1 MiB. A longer body is cut and Response.Truncated is set.
+	MaxBytes int64
+	// Timeout bounds the whole request, redirects and body included;
+	// default 20s.
+	Timeout time.Duration
+	// MaxRedirects is how many redirects are followed; default 5. A negative
+	// value follows none (the 3xx response is returned).
+	MaxRedirects int
+	// AllowAddr, for tests only, lets through exactly the addresses it
+	// returns true for (e.g. a test server's 127.0.0.1:port), which would
+	// otherwise be blocked. It sees the unmapped address. nil in production.
+	AllowAddr func(netip.AddrPort) bool
+	// Resolver resolves host names at dial time; nil means
+	// net.DefaultResolver.
+	Resolver *net.Resolver
+}
+
+// Response is the outcome of a fetch.
+type Response struct {
+	URL         string   // the final URL, after redirects
+	Status      int      // HTTP status code of the final response
+	ContentType string   // the final response's Content-Type header
+	Body        []byte   // at most MaxBytes decoded bytes
+	Truncated   bool     // the body was longer than MaxBytes
+	Size        int64    // len(Body): decoded body bytes kept
+	Hops        []string // each URL fetched, in order (the first is the request)
+}
+
+// Target describes where a URL leads, for the owner's approval card.
+type Target struct {
+	URL       string   // the normalised URL, as it will be requested
+	Host      string   // the host as it will be dialed: punycode, no brackets
+	Port      string   // the port that will be dialed (80 or 443 when implicit)
+	Addresses []string // where Host resolves now
+	Blocked   []string // "ip is <reason>" for each address that would be refused
+}

@@ -1,0 +1,51 @@
+package risky
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+
+	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/worker"
+	"github.com/shelldon/shelldon/internal/workspace"
+)
+
+//go:embed write_file.md
+var writeFileDescription string
+
+type writeFileArgs struct {
+	Path    string `json:"path" jsonschema:"the file's path, relative to the workspace"`
+	Content string `json:"content" jsonschema:"the whole new content of the file (at most 64 KiB)"`
+}
+
+func writeFileTool(env Env) (*worker.Tool, error) {
+	check := func(in writeFileArgs) error {
+		if len(in.Content) > workspace.MaxWrite {
+			return fmt.Errorf("write_file: the content is %d bytes; the limit is %d, nothing was written", len(in.Content), workspace.MaxWrite)
+		}
+		if _, err := env.Workspace.CheckWrite(in.Path); err != nil {
+			return fmt.Errorf("write_file: %w", err)
+		}
+		return nil
+	}
+	t, err := worker.NewTool("write_file", writeFileDescription, contracts.TierRisky,
+		func(_ context.Context, in writeFileArgs) (string, error) {
+			if err := check(in); err != nil {
+				return "", err
+			}
+			res, err := env.Workspace.WriteFile(in.Path, []byte(in.Content))
+			if err != nil {
+				return "", fmt.Errorf("write_file: %w", err)
+			}
+			verb := "replaced"
+			if res.Created {
+				verb = "created"
+			}
+			return fmt.Sprintf("%s %s (%d bytes)", verb, res.Path, res.Size), nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	t.Check = decodeCheck(check)
+	return t, nil
+}
