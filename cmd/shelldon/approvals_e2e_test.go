@@ -302,3 +302,62 @@ func TestHTTPGetToLocalNetworkNeverAsks(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteFileNeverAsksForWhatItRefuses: hooks, git config, shell startup
+// files, credentials and escapes are refused before the owner is asked, so
+// a hurried approval cannot plant them.
+func TestWriteFileNeverAsksForWhatItRefuses(t *testing.T) {
+	t.Parallel()
+	for _, path := range []string{
+		".git/hooks/pre-commit", ".GIT/config", "sub/.git/config", ".gitattributes", ".gitmodules",
+		".bashrc", "x/.profile", ".envrc", ".env", "keys/id_rsa", "../outside.txt", "/etc/cron.d/x",
+	} {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			srv := brokertest.NewServer(t, "anthropic", riskyScript("write_file", fmt.Sprintf(`{"path":%q,"content":"#!/bin/sh\ntouch /tmp/pwned"}`, path)))
+			h := home(t, "anthropic", srv.BaseURL(), "")
+			stdout, stderr, code := run(t, h, "", "chat", "-m", "write it")
+			if code != 0 || !strings.Contains(stdout, "write_file ok=false") || strings.Contains(stdout+stderr, "approval") {
+				t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+			}
+		})
+	}
+}
+
+// TestApprovalsCommand decides from the command line, and the terminal chat
+// asks inline.
+func TestApprovalsCommand(t *testing.T) {
+	t.Parallel()
+	srv := brokertest.NewServer(t, "openai", riskyScript("write_file", `{"path":"cli.txt","content":"from the cli"}`))
+	h := home(t, "openai", srv.BaseURL(), "")
+	stdout, stderr, code := run(t, h, "", "chat", "-m", "write it")
+	if code != 1 || !strings.Contains(stderr, "shelldon approvals approve ") {
+		t.Fatalf("parked chat -m: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	stdout, _, code = run(t, h, "", "approvals", "list")
+	fields := strings.Fields(strings.Split(strings.TrimSpace(stdout), "\n")[1])
+	if code != 0 || len(fields) < 2 || fields[1] != "write_file" {
+		t.Fatalf("list: exit %d\n%s", code, stdout)
+	}
+	id := fields[0]
+	stdout, _, code = run(t, h, "", "approvals", "show", id)
+	if code != 0 || !strings.Contains(stdout, "Resolved path: "+filepath.Join(h, "workspace", "cli.txt")) {
+		t.Fatalf("show: exit %d\n%s", code, stdout)
+	}
+	stdout, _, code = run(t, h, "", "approvals", "approve", id)
+	if code != 0 || !strings.Contains(stdout, "write_file ok=true") {
+		t.Fatalf("approve: exit %d\n%s", code, stdout)
+	}
+	if data, _ := os.ReadFile(filepath.Join(h, "workspace", "cli.txt")); string(data) != "from the cli" {
+		t.Fatalf("cli.txt = %q", data)
+	}
+	if _, stderr, code := run(t, h, "", "approvals", "deny", id); code != 1 || !strings.Contains(stderr, "already decided") {
+		t.Errorf("second decision: exit %d %s", code, stderr)
+	}
+
+	// The interactive chat shows the request and asks; "n" denies.
+	stdout, _, code = run(t, h, "write again\nn\n", "chat")
+	if code != 0 || !strings.Contains(stdout, "Approve request ") || !strings.Contains(stdout, "write_file ok=false "+contracts.DeniedByOwner) {
+		t.Fatalf("interactive: exit %d\n%s", code, stdout)
+	}
+}

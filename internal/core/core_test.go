@@ -55,6 +55,12 @@ func (m *scriptedModel) Complete(ctx context.Context, req contracts.Request, onT
 	return c, err
 }
 
+func (m *scriptedModel) calls() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.reqs)
+}
+
 func reply(text string, calls ...contracts.ToolCall) contracts.Completion {
 	return contracts.Completion{
 		Message: contracts.Message{Role: contracts.RoleAssistant, Text: text, ToolCalls: calls},
@@ -386,5 +392,59 @@ func TestSandboxedWorker(t *testing.T) {
 	// The worker may build nested sandboxes (user and mount namespaces).
 	if res := probe("unshare -U -r -m -p -f --mount-proc true"); !res.OK() {
 		t.Errorf("a nested sandbox cannot be built in the worker: %s", res.Stderr)
+	}
+}
+
+// TestDecisionQueuedWhenSlotsAreBusy: with the only worker slot taken, a
+// decision waits for it instead of being refused, then runs once.
+func TestDecisionQueuedWhenSlotsAreBusy(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	c, err := core.New(core.Options{Store: f.store, Model: f.model, Spawner: f.spawner, Workspace: f.ws, Workers: 1,
+		Limits: contracts.Limits{Budget: 20 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	f.model.steps = append(f.model.steps,
+		answer(reply("", contracts.ToolCall{ID: "w", Name: "write_file", Arguments: `{"path":"q.txt","content":"queued"}`})),
+		func(ctx context.Context, _ contracts.Request) (contracts.Completion, error) {
+			<-release // a long turn holds the only slot
+			return reply("long turn done"), nil
+		},
+		answer(reply("decision done")),
+	)
+	parked, err := c.Send(context.Background(), "a", "write q", core.Events{})
+	if err != nil || len(parked.Approvals) != 1 {
+		t.Fatalf("park: %+v %v", parked, err)
+	}
+	longDone := make(chan core.Outcome)
+	go func() {
+		out, _ := c.Send(context.Background(), "b", "think long", core.Events{})
+		longDone <- out
+	}()
+	for f.model.calls() < 2 { // the long turn is in its model call
+		time.Sleep(5 * time.Millisecond)
+	}
+	decided := make(chan error, 1)
+	go func() {
+		_, err := c.Decide(context.Background(), parked.Approvals[0].ID, true, "test", core.Events{})
+		decided <- err
+	}()
+	select {
+	case err := <-decided:
+		t.Fatalf("the decision ran while the only slot was busy: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "q.txt")); err == nil {
+		t.Fatal("the approved call ran before a slot was free")
+	}
+	close(release)
+	<-longDone
+	if err := <-decided; err != nil {
+		t.Fatalf("queued decision: %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(f.ws, "q.txt")); string(data) != "queued" {
+		t.Fatalf("q.txt = %q", data)
 	}
 }
