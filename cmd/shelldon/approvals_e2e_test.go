@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -359,5 +360,70 @@ func TestApprovalsCommand(t *testing.T) {
 	stdout, _, code = run(t, h, "write again\nn\n", "chat")
 	if code != 0 || !strings.Contains(stdout, "Approve request ") || !strings.Contains(stdout, "write_file ok=false "+contracts.DeniedByOwner) {
 		t.Fatalf("interactive: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestGitNeverAsksForWhatItRefuses: git arguments that run programs, write
+// files, reach the network or reveal denied files are refused before the
+// owner is asked.
+func TestGitNeverAsksForWhatItRefuses(t *testing.T) {
+	t.Parallel()
+	for _, args := range []string{
+		"-c core.pager=sh log", "log --output=../x", "fetch --upload-pa=touch", "diff --ext-di",
+		"show HEAD:.env", "add .ENV", "clone http://example.com/x", "status; rm -rf /",
+		"log --ou=/tmp/x", "grep -O x", "config core.hooksPath /tmp", "push", "-C /etc status",
+		"log -- ../outside", "show HEAD:../../etc/passwd", "ls-files :(top)", "diff --no-index /etc/passwd x",
+	} {
+		t.Run(args, func(t *testing.T) {
+			t.Parallel()
+			srv := brokertest.NewServer(t, "openai", riskyScript("git", fmt.Sprintf(`{"args":%q}`, args)))
+			h := home(t, "openai", srv.BaseURL(), "")
+			stdout, stderr, code := run(t, h, "", "chat", "-m", "git it")
+			if code != 0 || !strings.Contains(stdout, "git ok=false") || strings.Contains(stdout+stderr, "approval") {
+				t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+			}
+		})
+	}
+}
+
+// TestApprovedGitIgnoresPlantedConfig: a repository whose config points
+// fsmonitor, hooks and the pager at programs runs none of them, and a
+// credential file stays out of 'add -A'.
+func TestApprovedGitIgnoresPlantedConfig(t *testing.T) {
+	t.Parallel()
+	srv := brokertest.NewServer(t, "anthropic", riskyScript("git", `{"args":"add -A"}`))
+	h := home(t, "anthropic", srv.BaseURL(), "")
+	ws := filepath.Join(h, "workspace")
+	os.MkdirAll(ws, 0o700)
+	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	marker := filepath.Join(ws, "PWNED")
+	script := filepath.Join(ws, "evil.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
+	cfg := fmt.Sprintf("[core]\n\tfsmonitor = %s\n\thooksPath = %s\n\tpager = %s\n", script, ws, script)
+	f, _ := os.OpenFile(filepath.Join(ws, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(cfg)
+	f.Close()
+	os.WriteFile(filepath.Join(ws, "pre-commit"), []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
+	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("notes"), 0o644)
+	os.WriteFile(filepath.Join(ws, ".env"), []byte("KEY=sk-secret"), 0o644)
+
+	d := startServe(t, h)
+	_, out := d.do(t, "POST", "/api/chat", d.token, map[string]string{"text": "stage everything"})
+	id := approvalID(t, out)
+	if !strings.Contains(fmt.Sprint(out["reply"]), "Runs exactly: git add -A") {
+		t.Errorf("the request does not show the exact command: %v", out["reply"])
+	}
+	_, out = d.do(t, "POST", "/api/approvals/"+id, d.token, map[string]bool{"approve": true})
+	if !strings.Contains(fmt.Sprint(out["reply"]), "git ok=true") {
+		t.Fatalf("git add: %v", out["reply"])
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a program planted in the repository's config ran")
+	}
+	staged, _ := exec.Command("git", "-C", ws, "diff", "--cached", "--name-only").Output()
+	if !strings.Contains(string(staged), "notes.txt") || strings.Contains(string(staged), ".env") {
+		t.Fatalf("staged: %q", staged)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/netguard"
+	"github.com/shelldon/shelldon/internal/worker/risky"
 	"github.com/shelldon/shelldon/internal/workspace"
 )
 
@@ -53,6 +54,12 @@ func (d describer) describe(ctx context.Context, call contracts.ToolCall) []stri
 			lines = append(lines, "Would be refused at connect: "+b)
 		}
 		return lines
+	case "git":
+		argv, err := risky.GitArgv(str("args"))
+		if err != nil {
+			return []string{"Would be refused: " + err.Error()}
+		}
+		return []string{"Runs exactly: " + argv, "In the sandbox, in " + d.workspace + ", with hooks, pagers, editors and external programs disabled"}
 	case "run_shell":
 		return []string{
 			"Runs: /bin/sh -c <command>, in the sandbox (no network, only the workspace writable)",

@@ -40,7 +40,7 @@ func Register(reg *worker.Registry, env Env) error {
 	if env.Workspace == nil || env.Sandbox == nil {
 		return fmt.Errorf("risky: the workspace and the sandbox are required")
 	}
-	for _, build := range []func(Env) (*worker.Tool, error){runShellTool, writeFileTool, httpGetTool} {
+	for _, build := range []func(Env) (*worker.Tool, error){runShellTool, writeFileTool, httpGetTool, gitTool} {
 		t, err := build(env)
 		if err != nil {
 			return fmt.Errorf("risky: %w", err)

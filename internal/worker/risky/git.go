@@ -1,0 +1,87 @@
+package risky
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"strings"
+
+	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/gitguard"
+	"github.com/shelldon/shelldon/internal/sandbox"
+	"github.com/shelldon/shelldon/internal/worker"
+	"github.com/shelldon/shelldon/internal/workspace"
+)
+
+//go:embed git.md
+var gitDescription string
+
+type gitArgs struct {
+	Args string `json:"args" jsonschema:"the git arguments as one string, e.g. 'status' or 'commit -m \"fix typo\"'; split without a shell"`
+}
+
+// gitHome is git's HOME inside the sandbox (a private tmpfs).
+const gitHome = "/tmp/git-home"
+
+// gitScript prepares git's exclude file from the credential deny list (so
+// 'add -A' leaves credentials out) and runs git with the checked argv,
+// passed as positional parameters: the model's words are never shell text.
+const gitScript = `mkdir -p "$HOME/.config/git" && cat > "$HOME/.config/git/ignore" && exec "$@"`
+
+// parseGit splits and checks a git argument string.
+func parseGit(args string) (gitguard.Command, error) {
+	argv, err := gitguard.Split(args)
+	if err != nil {
+		return gitguard.Command{}, err
+	}
+	return gitguard.Parse(argv, workspace.CheckName)
+}
+
+// GitArgv is the argv the owner approves for a git call, rendered for
+// display, or why it would be refused.
+func GitArgv(args string) (string, error) {
+	cmd, err := parseGit(args)
+	if err != nil {
+		return "", err
+	}
+	return gitguard.Render(cmd), nil
+}
+
+func gitTool(env Env) (*worker.Tool, error) {
+	t, err := worker.NewTool("git", gitDescription, contracts.TierRisky,
+		func(ctx context.Context, in gitArgs) (string, error) {
+			cmd, err := parseGit(in.Args)
+			if err != nil {
+				return "", err
+			}
+			genv := append(gitguard.Env(gitHome),
+				"GIT_AUTHOR_NAME=shelldon", "GIT_AUTHOR_EMAIL=shelldon@localhost",
+				"GIT_COMMITTER_NAME=shelldon", "GIT_COMMITTER_EMAIL=shelldon@localhost")
+			res, err := env.Sandbox.Run(ctx, sandbox.Policy{
+				Argv:          append([]string{"/bin/sh", "-c", gitScript, "sh"}, gitguard.Argv(cmd)...),
+				Dir:           env.Workspace.Path(),
+				Workspace:     env.Workspace.Path(),
+				Env:           genv,
+				Stdin:         []byte(strings.Join(workspace.DenyPatterns(), "\n") + "\n"),
+				Timeout:       timeout(ctx),
+				MaxOutput:     maxOutput,
+				AllowDegraded: env.AllowDegraded,
+			})
+			if err != nil {
+				return "", err
+			}
+			out := report(res)
+			if !res.OK() {
+				return "", errors.New(out)
+			}
+			return out, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	t.Check = decodeCheck(func(in gitArgs) error {
+		_, err := parseGit(in.Args)
+		return err
+	})
+	return t, nil
+}
