@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -363,6 +364,9 @@ func probeThreadsFiltered() error {
 	}
 	for _, task := range tasks {
 		b, err := os.ReadFile(task)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) {
+			continue // the thread ended between the listing and the read
+		}
 		if err != nil {
 			return err
 		}
