@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,6 +171,15 @@ func openDB(t *testing.T, h string) *sql.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// fire posts without waiting to look at the answer (the daemon may die).
+func (d *daemon) fire(path, body string) {
+	req, _ := http.NewRequest("POST", "http://"+d.addr+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+d.token)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
 }
 
 func (d *daemon) stop(t *testing.T) {
@@ -425,5 +435,59 @@ func TestApprovedGitIgnoresPlantedConfig(t *testing.T) {
 	staged, _ := exec.Command("git", "-C", ws, "diff", "--cached", "--name-only").Output()
 	if !strings.Contains(string(staged), "notes.txt") || strings.Contains(string(staged), ".env") {
 		t.Fatalf("staged: %q", staged)
+	}
+}
+
+// TestDaemonKilledBetweenApproveAndExecute: the decision is committed, the
+// daemon is killed (SIGKILL) before it runs the call, and the next start
+// runs it exactly once.
+func TestDaemonKilledBetweenApproveAndExecute(t *testing.T) {
+	t.Parallel()
+	srv := brokertest.NewServer(t, "openai", func(r brokertest.Recorded) brokertest.Reply {
+		last := r.Request.Messages[len(r.Request.Messages)-1]
+		switch {
+		case last.Role == contracts.RoleUser && last.Text == "log it":
+			return brokertest.Reply{ToolCalls: []contracts.ToolCall{{ID: "c1", Name: "run_shell", Arguments: `{"command":"echo once >> once.log"}`}}}
+		case last.Role == contracts.RoleUser:
+			return brokertest.Reply{Text: "slow answer", Delay: 30 * time.Second} // holds the only worker slot
+		}
+		return brokertest.Reply{Text: "logged"}
+	})
+	h := home(t, "openai", srv.BaseURL(), "agent:\n  workers: 1\n  turn_budget: 60s\n")
+	d := startServe(t, h)
+	_, out := d.do(t, "POST", "/api/chat", d.token, map[string]string{"chat": "a", "text": "log it"})
+	id := approvalID(t, out)
+
+	// A slow turn takes the only slot; the approval then waits for it.
+	go d.fire("/api/chat", `{"chat":"b","text":"think slowly"}`)
+	time.Sleep(300 * time.Millisecond)
+	go d.fire("/api/approvals/"+id, `{"approve":true}`)
+	db := openDB(t, h)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if state, _ := approvalState(t, db, id); state == "approved" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the decision was not committed")
+		}
+	}
+	d.cmd.Process.Kill() // the decision is committed; the call has not run
+	d.cmd.Wait()
+	if _, err := os.Stat(filepath.Join(h, "workspace", "once.log")); err == nil {
+		t.Fatal("the call ran before the kill; the test proves nothing")
+	}
+
+	startServe(t, h)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if state, _ := approvalState(t, db, id); state == "done" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the approved call was not resumed after the restart")
+		}
+	}
+	data, _ := os.ReadFile(filepath.Join(h, "workspace", "once.log"))
+	if string(data) != "once\n" {
+		t.Fatalf("once.log = %q, want exactly one run", data)
 	}
 }

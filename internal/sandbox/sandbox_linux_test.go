@@ -351,13 +351,16 @@ func TestResourceBombs(t *testing.T) {
 	b := newBox(t)
 	t.Run("fork bomb", func(t *testing.T) {
 		t.Parallel()
-		res := b.sh(`bomb() { bomb | bomb & }; bomb; sleep 2; echo survived`, func(p *sandbox.Policy) {
+		// The function's name is unique to this test process, so processes
+		// of another test run are not mistaken for survivors.
+		bomb := fmt.Sprintf("bomb_%d_%d", os.Getpid(), time.Now().UnixNano())
+		res := b.sh(fmt.Sprintf(`%[1]s() { %[1]s | %[1]s & }; %[1]s; sleep 2; echo survived`, bomb), func(p *sandbox.Policy) {
 			p.Timeout = 4 * time.Second
 			p.Limits.Processes = 32
 		})
 		// However the run ended (the shell giving up, the deadline), the
 		// bomb must be gone with it, and the host must still fork.
-		if left := processesWith("bomb"); len(left) > 0 {
+		if left := processesWith(bomb); len(left) > 0 {
 			t.Fatalf("fork bomb processes left: %d (run ended: %+v)", len(left), res)
 		}
 		if err := exec.Command("true").Run(); err != nil {
