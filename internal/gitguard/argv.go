@@ -63,14 +63,14 @@ func Argv(cmd Command) []string {
 	argv := append([]string{"git"}, prefix...)
 	argv = append(argv, cmd.Sub)
 	args := cmd.Args
-	sp := specs[cmd.Sub]
+	sp := specs()[cmd.Sub]
 	if cmd.Sub == "stash" && len(args) > 0 {
 		argv = append(argv, args[0])
-		sp, args = stashSpecs[args[0]], args[1:]
+		sp, args = stashSpecs()[args[0]], args[1:]
 	}
 	if sp != nil {
 		argv = append(argv, sp.extra...)
-		if cmd.Sub == "stash" && sp == stashSpecs["show"] && !hasOption(args) {
+		if cmd.Sub == "stash" && sp == stashSpecs()["show"] && !hasOption(args) {
 			// stash show shows a diffstat only when given no option at all;
 			// keep that default despite the options above.
 			argv = append(argv, "--stat")

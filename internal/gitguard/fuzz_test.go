@@ -97,9 +97,9 @@ func FuzzParse(f *testing.F) {
 // allowed, every short option stands alone (or holds the value of an
 // option that takes one).
 func acceptedOptionsOnly(cmd Command) string {
-	sp, args := specs[cmd.Sub], cmd.Args
+	sp, args := specs()[cmd.Sub], cmd.Args
 	if cmd.Sub == "stash" {
-		sp, args = stashSpecs[args[0]], args[1:]
+		sp, args = stashSpecs()[args[0]], args[1:]
 	}
 	for i, w := range args {
 		if w == "--" {

@@ -72,7 +72,7 @@ func parse(argv []string, check PathCheck) (Command, error) {
 		name, _, _ := strings.Cut(sub, "=")
 		return Command{}, refusef("%s before the subcommand is a global option; %s", name, whyGlobal)
 	}
-	sp, ok := specs[sub]
+	sp, ok := specs()[sub]
 	if !ok {
 		if why, ok := refusedSubs[sub]; ok {
 			return Command{}, refusef("git %s is not offered: %s", sub, why)
@@ -88,8 +88,8 @@ func parse(argv []string, check PathCheck) (Command, error) {
 		if why, ok := refusedStash[name]; ok {
 			return Command{}, refusef("git stash %s is not offered: %s", name, why)
 		}
-		if sp, ok = stashSpecs[name]; !ok {
-			return Command{}, refusef("git stash %s is not offered; offered: %s", name, strings.Join(stashNames, ", "))
+		if sp, ok = stashSpecs()[name]; !ok {
+			return Command{}, refusef("git stash %s is not offered; offered: %s", name, strings.Join(stashNames(), ", "))
 		}
 		lead = []string{name}
 	}

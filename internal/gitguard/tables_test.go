@@ -13,10 +13,10 @@ import (
 func TestTablesWellFormed(t *testing.T) {
 	t.Parallel()
 	all := map[string]*spec{}
-	for name, s := range specs {
+	for name, s := range specs() {
 		all[name] = s
 	}
-	for name, s := range stashSpecs {
+	for name, s := range stashSpecs() {
 		all["stash "+name] = s
 	}
 	dangerous := []string{
@@ -103,12 +103,12 @@ var handedOn = func() map[string]bool {
 func TestTablesCoverGit(t *testing.T) {
 	t.Parallel()
 	cases := map[string][]string{}
-	for name, s := range specs {
+	for name, s := range specs() {
 		if s.negatable {
 			cases[name] = []string{name}
 		}
 	}
-	for name, s := range stashSpecs {
+	for name, s := range stashSpecs() {
 		if s.negatable {
 			cases["stash "+name] = []string{"stash", name}
 		}
@@ -122,11 +122,11 @@ func TestTablesCoverGit(t *testing.T) {
 			t.Parallel()
 			ix := &index{}
 			if name == "diff options" {
-				ix = specs["diff"].ix
-			} else if s, ok := specs[name]; ok {
+				ix = specs()["diff"].ix
+			} else if s, ok := specs()[name]; ok {
 				ix = s.ix
 			} else {
-				ix = stashSpecs[strings.TrimPrefix(name, "stash ")].ix
+				ix = stashSpecs()[strings.TrimPrefix(name, "stash ")].ix
 			}
 			known := completionHelper(t, args...)
 			for _, o := range known {
