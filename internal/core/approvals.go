@@ -140,11 +140,14 @@ func (c *Core) Decide(ctx context.Context, id string, approve bool, by string, e
 		kind = auditApproved
 	}
 	c.audit(ctx, a.Chat, a.Turn, kind, a.Tool, a.Args, "request "+a.ID+" by "+by, approve, 0)
+	// The decision is committed: it is carried out even if the caller goes
+	// away while it waits for a slot.
+	ctx = context.WithoutCancel(ctx)
 	if err := c.acquire(ctx); err != nil {
 		return Outcome{}, err
 	}
 	defer c.release()
-	return c.continueParked(context.WithoutCancel(ctx), a, "", ev)
+	return c.continueParked(ctx, a, "", ev)
 }
 
 // continueParked claims a decided request (approved -> running, or denied ->
