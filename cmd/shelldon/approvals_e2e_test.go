@@ -491,3 +491,34 @@ func TestDaemonKilledBetweenApproveAndExecute(t *testing.T) {
 		t.Fatalf("once.log = %q, want exactly one run", data)
 	}
 }
+
+// TestApprovedWriteIsBoundToTheResolvedPath: the owner approves a write to
+// the file a symlink pointed at; retargeting the link before the decision
+// makes the approved write refuse, not land in another file.
+func TestApprovedWriteIsBoundToTheResolvedPath(t *testing.T) {
+	t.Parallel()
+	srv := brokertest.NewServer(t, "openai", riskyScript("write_file", `{"path":"link.txt","content":"new"}`))
+	h := home(t, "openai", srv.BaseURL(), "")
+	ws := filepath.Join(h, "workspace")
+	os.MkdirAll(ws, 0o700)
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a"), 0o644)
+	os.WriteFile(filepath.Join(ws, "b.txt"), []byte("b"), 0o644)
+	os.Symlink("a.txt", filepath.Join(ws, "link.txt"))
+	d := startServe(t, h)
+	_, out := d.do(t, "POST", "/api/chat", d.token, map[string]string{"text": "update it"})
+	id := approvalID(t, out)
+	if !strings.Contains(fmt.Sprint(out["reply"]), "Resolved path: "+filepath.Join(ws, "a.txt")) {
+		t.Fatalf("card: %v", out["reply"])
+	}
+	os.Remove(filepath.Join(ws, "link.txt"))
+	os.Symlink("b.txt", filepath.Join(ws, "link.txt"))
+	_, out = d.do(t, "POST", "/api/approvals/"+id, d.token, map[string]bool{"approve": true})
+	if !strings.Contains(fmt.Sprint(out["reply"]), "write_file ok=false") {
+		t.Fatalf("the retargeted write was not refused: %v", out["reply"])
+	}
+	for name, want := range map[string]string{"a.txt": "a", "b.txt": "b"} {
+		if data, _ := os.ReadFile(filepath.Join(ws, name)); string(data) != want {
+			t.Errorf("%s = %q, want %q", name, data, want)
+		}
+	}
+}

@@ -112,6 +112,10 @@ type Pending struct {
 	Messages  []Message `json:"messages"`
 	Call      ToolCall  `json:"call"`
 	ModelText string    `json:"model_text,omitempty"` // the model's own words beside the call
+	// Binding is what the call resolved to when it was checked (for
+	// write_file, the resolved path); it is part of the approval's hash,
+	// and the call runs only if it still resolves to it.
+	Binding string `json:"binding,omitempty"`
 }
 
 // Resume continues a parked turn after the owner decided.
@@ -120,6 +124,7 @@ type Resume struct {
 	Call     ToolCall  `json:"call"`
 	Approved bool      `json:"approved"`
 	ArgsHash string    `json:"args_hash"` // what the owner approved; re-checked before the call runs
+	Binding  string    `json:"binding,omitempty"`
 	// Note, for a call that did not run, is its result for the model
 	// instead of DeniedByOwner (an expired or interrupted request).
 	Note string `json:"note,omitempty"`
@@ -145,13 +150,14 @@ func CanonicalArgs(args string) (string, error) {
 }
 
 // ArgsHash binds an approval to exactly one call: the SHA-256 of the tool's
-// name and its canonical arguments.
-func ArgsHash(tool, args string) (string, error) {
+// name, its canonical arguments and what the call resolved to when it was
+// checked (Pending.Binding, "" when the tool has none).
+func ArgsHash(tool, args, binding string) (string, error) {
 	canon, err := CanonicalArgs(args)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256([]byte(tool + "\x00" + canon))
+	sum := sha256.Sum256([]byte(tool + "\x00" + canon + "\x00" + binding))
 	return hex.EncodeToString(sum[:]), nil
 }
 

@@ -49,7 +49,7 @@ const (
 // park stores the call a turn stopped at, under a new unguessable id, with
 // the daemon's rendering of it.
 func (c *Core) park(ctx context.Context, chat string, turn int64, p contracts.Pending) (ApprovalView, error) {
-	hash, err := contracts.ArgsHash(p.Call.Name, p.Call.Arguments)
+	hash, err := contracts.ArgsHash(p.Call.Name, p.Call.Arguments, p.Binding)
 	if err != nil {
 		return ApprovalView{}, fmt.Errorf("core: park %s: %w", p.Call.Name, err)
 	}
@@ -155,7 +155,8 @@ func (c *Core) Decide(ctx context.Context, id string, approve bool, by string, e
 // set, is the model's result for a call that did not run.
 func (c *Core) continueParked(ctx context.Context, a store.Approval, note string, ev Events) (Outcome, error) {
 	st := c.opts.Store
-	resume := &contracts.Resume{Messages: a.Pending.Messages, Call: a.Pending.Call, ArgsHash: a.ArgsHash, Note: note}
+	resume := &contracts.Resume{Messages: a.Pending.Messages, Call: a.Pending.Call, ArgsHash: a.ArgsHash,
+		Binding: a.Pending.Binding, Note: note}
 	switch {
 	case a.State == store.ApprovalApproved && note == "":
 		if err := st.Transition(ctx, a.ID, store.ApprovalApproved, store.ApprovalRunning, "", 0); err != nil {

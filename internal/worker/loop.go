@@ -91,12 +91,12 @@ func (t *turn) resume(ctx context.Context, r contracts.Resume) {
 		res.Content = r.Note
 	}
 	if r.Approved {
-		hash, err := contracts.ArgsHash(r.Call.Name, r.Call.Arguments)
+		hash, err := contracts.ArgsHash(r.Call.Name, r.Call.Arguments, r.Binding)
 		if err != nil || hash != r.ArgsHash {
 			res.Content = "not run: the call does not match what the owner approved"
 		} else {
 			t.approved = r.Call.ID
-			res = t.call(ctx, r.Call)
+			res = t.call(WithBinding(ctx, r.Binding), r.Call)
 			t.approved = ""
 		}
 	}
@@ -214,7 +214,7 @@ func (t *turn) run(ctx context.Context, system string) {
 			results = append(results, t.call(ctx, call))
 		}
 		if risky >= 0 {
-			call, refusal := t.prepareRisky(ctx, msg.ToolCalls[risky])
+			call, binding, refusal := t.prepareRisky(ctx, msg.ToolCalls[risky])
 			if refusal == nil {
 				if len(results) > 0 {
 					t.append(contracts.Message{Role: contracts.RoleTool, ToolResults: results})
@@ -224,6 +224,7 @@ func (t *turn) run(ctx context.Context, system string) {
 					Messages:  append([]contracts.Message(nil), t.res.Messages...),
 					Call:      call,
 					ModelText: msg.Text,
+					Binding:   binding,
 				}
 				return
 			}
@@ -236,9 +237,9 @@ func (t *turn) run(ctx context.Context, system string) {
 // prepareRisky readies a RISKY call for the owner: its arguments filtered,
 // validated and canonical, and the tool's own check passed. A call that
 // could never run is answered at once (the refusal) instead of asking.
-func (t *turn) prepareRisky(ctx context.Context, call contracts.ToolCall) (contracts.ToolCall, *contracts.ToolResult) {
-	refuse := func(why string) (contracts.ToolCall, *contracts.ToolResult) {
-		return call, &contracts.ToolResult{CallID: call.ID, Name: call.Name, Content: "error: " + why}
+func (t *turn) prepareRisky(ctx context.Context, call contracts.ToolCall) (contracts.ToolCall, string, *contracts.ToolResult) {
+	refuse := func(why string) (contracts.ToolCall, string, *contracts.ToolResult) {
+		return call, "", &contracts.ToolResult{CallID: call.ID, Name: call.Name, Content: "error: " + why}
 	}
 	if t.res.ToolCalls >= t.lim.MaxToolCalls {
 		return refuse(fmt.Sprintf("not run: the limit of %d tool calls per turn is reached; answer with what you have", t.lim.MaxToolCalls))
@@ -257,8 +258,14 @@ func (t *turn) prepareRisky(ctx context.Context, call contracts.ToolCall) (contr
 	if err != nil {
 		return refuse(err.Error())
 	}
+	binding := ""
+	if tool.Bind != nil {
+		if binding, err = tool.Bind(ctx, args); err != nil {
+			return refuse(err.Error())
+		}
+	}
 	call.Arguments = canon
-	return call, nil
+	return call, binding, nil
 }
 
 // call runs one tool call, or explains to the model why it did not run.

@@ -70,7 +70,7 @@ func TestRiskyCallParksTheTurn(t *testing.T) {
 		t.Errorf("assistant calls kept = %+v", asst.ToolCalls)
 	}
 
-	hash, _ := contracts.ArgsHash(p.Call.Name, p.Call.Arguments)
+	hash, _ := contracts.ArgsHash(p.Call.Name, p.Call.Arguments, p.Binding)
 	resume := func(approved bool, hash string) (contracts.Result, *scripted) {
 		m2 := &scripted{steps: []step{{text: "finished"}}}
 		l2 := &Loop{Model: m2, Tools: riskyRegistry(t, &ran)}

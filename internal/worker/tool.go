@@ -26,6 +26,11 @@ type Tool struct {
 	// (a path the tool would never write, a URL it would never fetch), so
 	// the owner only sees calls that can run. Run checks again.
 	Check func(ctx context.Context, args json.RawMessage) error
+	// Bind, for a RISKY tool, says what a call resolves to now (write_file:
+	// the resolved path). It is shown to and approved by the owner with the
+	// call, and Run gets it back (see BindingFrom) to refuse a call that
+	// would now resolve elsewhere.
+	Bind func(ctx context.Context, args json.RawMessage) (string, error)
 
 	resolved *jsonschema.Resolved
 }
@@ -111,4 +116,21 @@ func (r *Registry) Specs() []contracts.ToolSpec {
 		out[i] = t.Spec()
 	}
 	return out
+}
+
+type bindingKey struct{}
+
+// WithBinding returns ctx carrying the binding the owner approved.
+func WithBinding(ctx context.Context, binding string) context.Context {
+	if binding == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, bindingKey{}, binding)
+}
+
+// BindingFrom returns the binding the owner approved for the running call,
+// or "" when there is none.
+func BindingFrom(ctx context.Context) string {
+	b, _ := ctx.Value(bindingKey{}).(string)
+	return b
 }

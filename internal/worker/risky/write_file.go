@@ -3,6 +3,7 @@ package risky
 import (
 	"context"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 
 	"github.com/shelldon/shelldon/internal/contracts"
@@ -29,11 +30,19 @@ func writeFileTool(env Env) (*worker.Tool, error) {
 		return nil
 	}
 	t, err := worker.NewTool("write_file", writeFileDescription, contracts.TierRisky,
-		func(_ context.Context, in writeFileArgs) (string, error) {
+		func(ctx context.Context, in writeFileArgs) (string, error) {
 			if err := check(in); err != nil {
 				return "", err
 			}
-			res, err := env.Workspace.WriteFile(in.Path, []byte(in.Content))
+			// The owner approved the path as it resolved then; write only if
+			// it still resolves there.
+			var res workspace.WriteResult
+			var err error
+			if rel := worker.BindingFrom(ctx); rel != "" {
+				res, err = env.Workspace.WriteFileExpect(in.Path, rel, []byte(in.Content))
+			} else {
+				res, err = env.Workspace.WriteFile(in.Path, []byte(in.Content))
+			}
 			if err != nil {
 				return "", fmt.Errorf("write_file: %w", err)
 			}
@@ -47,5 +56,12 @@ func writeFileTool(env Env) (*worker.Tool, error) {
 		return nil, err
 	}
 	t.Check = decodeCheck(check)
+	t.Bind = func(_ context.Context, raw json.RawMessage) (string, error) {
+		var in writeFileArgs
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return "", err
+		}
+		return env.Workspace.CheckWrite(in.Path)
+	}
 	return t, nil
 }
