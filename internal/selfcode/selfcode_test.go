@@ -1,0 +1,133 @@
+package selfcode
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+const code1 = `DESCRIPTION = "v1"
+PARAMS_SCHEMA = {"type": "object"}
+CAPABILITIES = {}
+def run():
+    return "one"
+`
+
+func newDir(t *testing.T) *Dir {
+	t.Helper()
+	d, err := Open(filepath.Join(t.TempDir(), "tools"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestNormalize(t *testing.T) {
+	t.Parallel()
+	ok := map[string]string{"Word Count": "word_count", "usd-to-inr": "usd_to_inr", "a1.b": "a1_b"}
+	for in, want := range ok {
+		if got, err := Normalize(in); err != nil || got != want {
+			t.Errorf("Normalize(%q) = %q, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "1abc", "../x", "a/b", "read_file", "eval", "def", "import", "print",
+		"ünïcode", "x\u202ey", "a;b", "propose_tool", "http", string(make([]byte, 60))} {
+		if got, err := Normalize(bad); !errors.Is(err, ErrBadName) {
+			t.Errorf("Normalize(%q) = %q, %v; want ErrBadName", bad, got, err)
+		}
+	}
+}
+
+func TestLifecycle(t *testing.T) {
+	t.Parallel()
+	d := newDir(t)
+	m1, err := d.Stage("greet", Starlark, code1, "def test_a():\n    pass\n", Meta{Description: "v1"}, "passed")
+	if err != nil || m1.Version != 1 || m1.State != StateStaged {
+		t.Fatalf("stage: %+v %v", m1, err)
+	}
+	// A stale staged copy is replaced by a new proposal.
+	m1b, err := d.Stage("greet", Starlark, code1+"# again\n", "def test_a():\n    pass\n", Meta{}, "passed")
+	if err != nil || m1b.Version != 1 || m1b.Hash == m1.Hash {
+		t.Fatalf("restage: %+v %v", m1b, err)
+	}
+	if _, err := d.Promote("greet", m1.Hash, "owner"); !errors.Is(err, ErrMismatch) {
+		t.Fatalf("promoting with the stale hash: %v", err)
+	}
+	live, err := d.Promote("greet", m1b.Hash, "owner")
+	if err != nil || live.State != StateLive || live.ApprovedBy != "owner" {
+		t.Fatalf("promote: %+v %v", live, err)
+	}
+	if _, err := d.Load(StateStaged, "greet"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the staged copy is still there: %v", err)
+	}
+	// Version 2 replaces it; version 1 is archived; rollback brings it back.
+	m2, _ := d.Stage("greet", Starlark, "v2", "t2", Meta{}, "passed")
+	if m2.Version != 2 {
+		t.Fatalf("second version = %d", m2.Version)
+	}
+	if _, err := d.Promote("greet", m2.Hash, "owner"); err != nil {
+		t.Fatal(err)
+	}
+	if cur, _ := d.Load(StateLive, "greet"); cur.Version != 2 {
+		t.Fatalf("live version %d", cur.Version)
+	}
+	back, err := d.Rollback("greet")
+	if err != nil || back.Version != 1 {
+		t.Fatalf("rollback: %+v %v", back, err)
+	}
+	if cur, _ := d.Load(StateLive, "greet"); cur.Version != 1 || cur.Code != code1+"# again\n" {
+		t.Fatalf("after rollback: %+v", cur.Manifest)
+	}
+	// Quarantine and restore.
+	if err := d.Quarantine("greet"); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := d.List(StateLive); len(list) != 0 {
+		t.Errorf("a quarantined tool is still live: %+v", list)
+	}
+	if err := d.Restore("greet"); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := d.List(StateLive); len(list) != 1 {
+		t.Errorf("restore: %+v", list)
+	}
+	// The next version number never reuses an archived one.
+	m3, _ := d.Stage("greet", Starlark, "v3", "t3", Meta{}, "passed")
+	if m3.Version != 3 {
+		t.Errorf("third version = %d", m3.Version)
+	}
+	if err := d.Remove("greet"); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := d.List(StateLive); len(list) != 0 {
+		t.Errorf("removed tool still live")
+	}
+	if err := d.Remove("greet"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("second remove: %v", err)
+	}
+}
+
+func TestTamperedToolRefused(t *testing.T) {
+	t.Parallel()
+	d := newDir(t)
+	m, _ := d.Stage("calc", Python, "def run():\n    return 1\n", "def test_x():\n    pass\n", Meta{}, "passed")
+	if _, err := d.Promote("calc", m.Hash, "o"); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(d.LiveDir(), "calc", "calc.py"), []byte("import os\n"), 0o600)
+	if _, err := d.Load(StateLive, "calc"); !errors.Is(err, ErrMismatch) {
+		t.Fatalf("a tool changed on disk loaded: %v", err)
+	}
+}
+
+func TestStageRefusals(t *testing.T) {
+	t.Parallel()
+	d := newDir(t)
+	if _, err := d.Stage("big", Starlark, string(make([]byte, MaxSource+1)), "", Meta{}, ""); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("oversize: %v", err)
+	}
+	if _, err := d.Stage("x", "ruby", "", "", Meta{}, ""); err == nil {
+		t.Error("unknown language accepted")
+	}
+}
