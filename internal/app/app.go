@@ -27,6 +27,7 @@ import (
 	"github.com/shelldon/shelldon/internal/core/store"
 	"github.com/shelldon/shelldon/internal/redact"
 	"github.com/shelldon/shelldon/internal/sandbox"
+	"github.com/shelldon/shelldon/internal/selfcode"
 )
 
 // File names inside the home.
@@ -94,8 +95,13 @@ func Open(ctx context.Context, home string, environ []string, logw io.Writer, le
 	}
 	tier := runner.Probe(ctx)
 	reportTier(log, tier, cfg.Sandbox.AllowDegraded)
+	tools, err := selfcode.Open(cfg.Path("tools"), nil)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	var spawner core.Spawner = &core.SandboxSpawner{Runner: runner, Path: exe, Args: childproc.WorkerArgs,
-		Env: core.WorkerEnv(environ), Workspace: cfg.Workspace, Logger: log}
+		Env: core.WorkerEnv(environ), Workspace: cfg.Workspace, ReadOnly: []string{tools.LiveDir()}, Logger: log}
 	if runtime.GOOS != "linux" {
 		log.Warn("no sandbox on " + runtime.GOOS + ": each turn's worker runs as a plain child process, and tools that run model-chosen code refuse to run")
 		spawner = &core.ExecSpawner{Path: exe, Args: childproc.WorkerArgs, Env: core.WorkerEnv(environ), Logger: log}
@@ -114,6 +120,8 @@ func Open(ctx context.Context, home string, environ []string, logw io.Writer, le
 		ApprovalTTL:   cfg.Approvals.TTL.D(),
 		AllowDegraded: cfg.Sandbox.AllowDegraded,
 		Describe:      describer{workspace: cfg.Workspace}.describe,
+		Tools:         tools,
+		Strikes:       cfg.Selfcode.Strikes,
 		System:        cfg.Agent.SystemPrompt,
 		Workspace:     cfg.Workspace,
 		Workers:       cfg.Agent.Workers,

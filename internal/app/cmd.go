@@ -65,6 +65,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []st
 		env.doctorCmd(),
 		env.auditCmd(),
 		env.approvalsCmd(),
+		env.toolsCmd(),
 		&cobra.Command{
 			Use:   "version",
 			Short: "Print the version",
@@ -212,7 +213,7 @@ func (e cmdEnv) serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			api, err := web.New(web.Options{Chat: a.Core, Approvals: a.Core, Audit: a.Store, Token: token, Logger: a.Log})
+			api, err := web.New(web.Options{Chat: a.Core, Approvals: a.Core, Tools: a.Core, Audit: a.Store, Token: token, Logger: a.Log})
 			if err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/redact"
@@ -18,6 +19,7 @@ import (
 	"github.com/shelldon/shelldon/internal/worker"
 	"github.com/shelldon/shelldon/internal/worker/builtin"
 	"github.com/shelldon/shelldon/internal/worker/risky"
+	"github.com/shelldon/shelldon/internal/worker/selftools"
 	"github.com/shelldon/shelldon/internal/workspace"
 )
 
@@ -43,6 +45,10 @@ func Dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return sandbox.Helper(map[string]func() int{
 			"worker": func() int { return workerExit(runWorker(stdin, stdout, logger), logger) },
 		})
+	case "gate":
+		return exitOf(runGate(stdin, stdout), logger)
+	case "toolcall":
+		return exitOf(runToolCall(stdin, stdout), logger)
 	case "eval":
 		if err := runEval(stdin, stdout); err != nil {
 			logger.Error("eval failed", "err", err)
@@ -53,6 +59,14 @@ func Dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shelldon be-child: unknown mode %q\n", args[0])
 		return 2
 	}
+}
+
+func exitOf(err error, logger *slog.Logger) int {
+	if err != nil {
+		logger.Error("child failed", "err", err)
+		return 1
+	}
+	return 0
 }
 
 func workerExit(err error, logger *slog.Logger) int {
@@ -71,7 +85,7 @@ func runWorker(stdin io.Reader, stdout io.Writer, logger *slog.Logger) error {
 }
 
 // buildTools makes the registry of built-in tools for a turn.
-func buildTools(job contracts.Job) (*worker.Registry, func(), error) {
+func buildTools(job contracts.Job, d worker.Daemon) (*worker.Registry, func(), error) {
 	ws, err := workspace.Open(job.Workspace)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open workspace: %w", err)
@@ -87,6 +101,17 @@ func buildTools(job contracts.Job) (*worker.Registry, func(), error) {
 		return nil, nil, err
 	}
 	if err := risky.Register(reg, risky.Env{Workspace: ws, Sandbox: runner, AllowDegraded: job.AllowDegraded}); err != nil {
+		ws.Close()
+		return nil, nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		ws.Close()
+		return nil, nil, err
+	}
+	_, perr := exec.LookPath("python3")
+	if err := selftools.Register(reg, selftools.Env{Daemon: d, Sandbox: runner, Binary: exe, Tools: job.SelfTools,
+		AllowDegraded: job.AllowDegraded, Python: perr == nil}); err != nil {
 		ws.Close()
 		return nil, nil, err
 	}

@@ -81,6 +81,12 @@ type SandboxConfig struct {
 	AllowDegraded bool `yaml:"allow_degraded"`
 }
 
+// SelfcodeConfig governs the tools the agent writes for itself.
+type SelfcodeConfig struct {
+	// Strikes is how many failed calls quarantine a tool version; default 3.
+	Strikes int `yaml:"strikes"`
+}
+
 // LogConfig is the daemon's log.
 type LogConfig struct {
 	Level string `yaml:"level"` // debug|info|warn|error; default info
@@ -97,6 +103,7 @@ type Config struct {
 	Agent     AgentConfig     `yaml:"agent"`
 	Telegram  TelegramConfig  `yaml:"telegram"`
 	Sandbox   SandboxConfig   `yaml:"sandbox"`
+	Selfcode  SelfcodeConfig  `yaml:"selfcode"`
 	Log       LogConfig       `yaml:"log"`
 
 	env    map[string]string // the process environment, first mention wins

@@ -57,6 +57,7 @@ func TestLoadDefaults(t *testing.T) {
 			Reserve: Duration(2 * time.Second), HistoryChars: 24000, Workers: 2}
 		c.Telegram = TelegramConfig{TokenEnv: "TELEGRAM_BOT_TOKEN", APIBase: "https://api.telegram.org"}
 		c.Log.Level = "info"
+		c.Selfcode.Strikes = 3
 		return c
 	}
 	tests := []struct {

@@ -82,6 +82,7 @@ func (c *Config) complete() []error {
 	}
 	add(c.intIn("agent.history_chars", &a.HistoryChars, defaultHistoryChars, 1000, 1_000_000))
 	add(c.intIn("agent.workers", &a.Workers, defaultWorkers, 1, 16))
+	add(c.intIn("selfcode.strikes", &c.Selfcode.Strikes, 3, 1, 100))
 
 	t := &c.Telegram
 	if t.TokenEnv == "" {

@@ -171,6 +171,12 @@ sandbox:
   # what the kernel has, and shelldon says so at every start and in doctor.
   #allow_degraded: false
 
+# Tools shelldon writes for itself (propose_tool).
+selfcode:
+  # Failed calls (error, timeout, limit) after which a tool version is
+  # quarantined until you restore it, 1 to 100.
+  #strikes: 3
+
 log:
   # debug, info, warn or error.
   #level: {{level}}

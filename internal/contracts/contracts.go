@@ -161,6 +161,39 @@ func ArgsHash(tool, args, binding string) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
+// SelfTool is a live self-coded tool as a worker offers it (FREE, each call
+// in a sandboxed child).
+type SelfTool struct {
+	Name         string              `json:"name"`
+	Version      int                 `json:"version"`
+	Language     string              `json:"language"`
+	Hash         string              `json:"hash"`
+	Description  string              `json:"description"`
+	Parameters   json.RawMessage     `json:"parameters"`
+	Capabilities map[string][]string `json:"capabilities,omitempty"`
+	Dir          string              `json:"dir"` // read-only in the worker's view
+}
+
+// Proposal is a tool whose gate passed, sent by the worker for the daemon
+// to stage and put before the owner.
+type Proposal struct {
+	Name         string              `json:"name"`
+	Language     string              `json:"language"`
+	Code         string              `json:"code"`
+	Test         string              `json:"test"`
+	Description  string              `json:"description"`
+	Parameters   json.RawMessage     `json:"parameters"`
+	Capabilities map[string][]string `json:"capabilities,omitempty"`
+	Gate         string              `json:"gate"` // the gate report
+}
+
+// Proposed is the daemon's answer to a Proposal.
+type Proposed struct {
+	ApprovalID string `json:"approval_id"`
+	Version    int    `json:"version"`
+	Hash       string `json:"hash"`
+}
+
 // Limits bound one turn.
 type Limits struct {
 	MaxToolCalls int           `json:"max_tool_calls"` // tool executions per turn
@@ -183,6 +216,8 @@ type Job struct {
 	// AllowDegraded is the owner's sandbox.allow_degraded: sandboxed tools
 	// may run on a kernel that lacks a required layer.
 	AllowDegraded bool `json:"allow_degraded,omitempty"`
+	// SelfTools are the live self-coded tools this turn offers.
+	SelfTools []SelfTool `json:"self_tools,omitempty"`
 }
 
 // ToolEvent reports one tool execution as it happens, for display and audit.

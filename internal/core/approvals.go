@@ -143,6 +143,9 @@ func (c *Core) Decide(ctx context.Context, id string, approve bool, by string, e
 	// The decision is committed: it is carried out even if the caller goes
 	// away while it waits for a slot.
 	ctx = context.WithoutCancel(ctx)
+	if a.Kind == KindPromotion {
+		return c.decidePromotion(ctx, a)
+	}
 	if err := c.acquire(ctx); err != nil {
 		return Outcome{}, err
 	}
@@ -222,6 +225,12 @@ func (c *Core) ExpireApprovals(ctx context.Context) (int, error) {
 	}
 	for _, a := range expired {
 		c.audit(ctx, a.Chat, a.Turn, auditExpired, a.Tool, a.Args, "request "+a.ID+" expired undecided", false, 0)
+		if a.Kind == KindPromotion {
+			if c.opts.Tools != nil {
+				c.opts.Tools.Discard(a.Tool)
+			}
+			continue
+		}
 		c.log.Warn("approval request expired", "id", a.ID, "tool", a.Tool, "chat", a.Chat)
 		// Close the conversation so the next turn's context is well formed.
 		msgs := append([]contracts.Message(nil), a.Pending.Messages...)
@@ -262,6 +271,10 @@ func (c *Core) RecoverApprovals(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for _, a := range list {
+		if a.Kind == KindPromotion {
+			c.recoverPromotion(ctx, a)
+			continue
+		}
 		note := ""
 		if a.State == store.ApprovalRunning {
 			note = Interrupted
@@ -287,5 +300,24 @@ func (c *Core) audit(ctx context.Context, chat string, turn int64, kind, tool, a
 	})
 	if err != nil {
 		c.log.Error("audit", "kind", kind, "tool", tool, "err", err)
+	}
+}
+
+// recoverPromotion finishes a promotion decision a crash interrupted.
+func (c *Core) recoverPromotion(ctx context.Context, a store.Approval) {
+	switch a.State {
+	case store.ApprovalApproved, store.ApprovalDenied:
+		if _, err := c.decidePromotion(ctx, a); err != nil {
+			c.log.Error("resume a promotion", "id", a.ID, "err", err)
+		}
+	case store.ApprovalRunning:
+		// The rename either happened or not: the live version says which.
+		outcome := "not promoted: interrupted"
+		if c.opts.Tools != nil {
+			if t, err := c.opts.Tools.Load("live", a.Tool); err == nil && t.Hash == a.ArgsHash {
+				outcome = fmt.Sprintf("promoted v%d", t.Version)
+			}
+		}
+		c.opts.Store.Transition(ctx, a.ID, store.ApprovalRunning, store.ApprovalDone, outcome, 0)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/core/store"
+	"github.com/shelldon/shelldon/internal/selfcode"
 	"github.com/shelldon/shelldon/internal/wire"
 )
 
@@ -40,6 +41,11 @@ type Options struct {
 	// AllowDegraded is the owner's sandbox.allow_degraded, passed to each
 	// worker for the sandboxed tools.
 	AllowDegraded bool
+	// Tools is the directory of self-coded tools; nil means none.
+	Tools *selfcode.Dir
+	// Strikes is how many failed calls quarantine a self-coded tool
+	// version (selfcode.strikes); default 3.
+	Strikes int
 	// Describe adds the daemon's own facts to the rendering of a call the
 	// owner must decide (the resolved path, where a URL's host resolves);
 	// nil adds nothing.
@@ -51,6 +57,8 @@ type Options struct {
 // Core runs turns. It is safe for concurrent use.
 type Core struct {
 	opts  Options
+	disc  discovery
+	notes notes
 	slots chan struct{}
 	log   *slog.Logger
 	now   func() time.Time
@@ -72,6 +80,9 @@ func New(opts Options) (*Core, error) {
 	}
 	if opts.ApprovalTTL <= 0 {
 		opts.ApprovalTTL = time.Hour
+	}
+	if opts.Strikes <= 0 {
+		opts.Strikes = 3
 	}
 	c := &Core{opts: opts, slots: make(chan struct{}, opts.Workers), log: opts.Logger, now: opts.Now}
 	if c.log == nil {
@@ -162,7 +173,7 @@ func (c *Core) runTurn(ctx context.Context, chat, text string, resume *contracts
 	job := contracts.Job{
 		Chat: chat, Turn: turn, System: c.opts.System, History: history, Input: text,
 		Workspace: c.opts.Workspace, Limits: lim, Deadline: started.Add(lim.Budget), Resume: resume,
-		AllowDegraded: c.opts.AllowDegraded,
+		AllowDegraded: c.opts.AllowDegraded, SelfTools: c.discover(),
 	}
 	res, runErr := c.runWorker(ctx, job, ev)
 	end := store.TurnEnd{
@@ -191,6 +202,10 @@ func (c *Core) runTurn(ctx context.Context, chat, text string, resume *contracts
 		out.Approvals = append(out.Approvals, view)
 		res.Reply = parkedReply(*res.Pending, view)
 		end.Reply, end.Messages = res.Reply, nil
+	}
+	if extra := c.notes.take(turn); extra != "" {
+		res.Reply = strings.TrimSpace(res.Reply + "\n\n" + extra)
+		end.Reply = res.Reply
 	}
 	out.Reply = res.Reply
 	// Commit before replying, even if the caller has gone (nothing is lost).
@@ -276,6 +291,20 @@ func (c *Core) runWorker(ctx context.Context, job contracts.Job, ev Events) (con
 					return contracts.Result{}, err
 				}
 				c.toolEvent(ctx, job, te, ev)
+			case wire.TypePropose:
+				var msg wire.ProposeMsg
+				if err := f.Decode(&msg); err != nil {
+					return contracts.Result{}, err
+				}
+				reply := wire.ProposedMsg{Seq: msg.Seq}
+				got, err := c.propose(ctx, job, msg.Proposal)
+				if err != nil {
+					reply.Error = err.Error()
+				}
+				reply.Proposed = got
+				if err := conn.Send(wire.TypeProposed, reply); err != nil {
+					c.log.Debug("send proposed to worker", "err", err)
+				}
 			case wire.TypeResult:
 				if f.Error != "" {
 					return contracts.Result{}, errors.New(f.Error)
@@ -323,6 +352,9 @@ func (c *Core) toolEvent(ctx context.Context, job contracts.Job, te contracts.To
 		})
 		if err != nil {
 			c.log.Error("audit tool call", "tool", te.Tool, "err", err)
+		}
+		if !te.OK {
+			c.strike(ctx, job, te)
 		}
 	}
 	if ev.Tool != nil {

@@ -144,6 +144,7 @@ type SandboxSpawner struct {
 	Args      []string // the worker child-mode arguments
 	Env       []string // see WorkerEnv
 	Workspace string
+	ReadOnly  []string // more paths the worker reads (the live self-coded tools)
 	Logger    *slog.Logger
 }
 
@@ -209,6 +210,7 @@ func (s *SandboxSpawner) Spawn(ctx context.Context) (Process, error) {
 		return nil, fmt.Errorf("worker pipe: %w", err)
 	}
 	pol := WorkerPolicy(s.Path, s.Args, s.Env, s.Workspace, timeout)
+	pol.ReadOnly = append(pol.ReadOnly, s.ReadOnly...)
 	pr, err := s.Runner.Start(ctx, pol, inR, outW, errW)
 	// The child's ends now belong to the child.
 	inR.Close()

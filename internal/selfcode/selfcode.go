@@ -469,3 +469,16 @@ func (d *Dir) List(state string) ([]Manifest, error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
+
+// VersionDir is the directory of name's version in a state.
+func (d *Dir) VersionDir(state, name string) string { return d.path(state, name) }
+
+// Stamp changes whenever a tool enters or leaves the live directory (every
+// move is a rename there), for callers that cache discovery.
+func (d *Dir) Stamp() string {
+	fi, err := os.Stat(d.LiveDir())
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d", fi.ModTime().UnixNano())
+}

@@ -31,6 +31,8 @@ const (
 	TypeEvent      = "event"      // worker → daemon: contracts.ToolEvent
 	TypeResult     = "result"     // worker → daemon: contracts.Result, or Error
 	TypeCancel     = "cancel"     // daemon → worker: end the turn now with what it has
+	TypePropose    = "propose"    // worker → daemon: ProposeMsg, a tool whose gate passed
+	TypeProposed   = "proposed"   // daemon → worker: ProposedMsg, or Error
 )
 
 // Frame is one message. Body holds the JSON of the type's payload; Error is
@@ -147,4 +149,17 @@ type CompletionMsg struct {
 	Seq        int64                `json:"seq"`
 	Completion contracts.Completion `json:"completion"`
 	Error      string               `json:"error,omitempty"`
+}
+
+// ProposeMsg is the body of a TypePropose frame.
+type ProposeMsg struct {
+	Seq      int64              `json:"seq"`
+	Proposal contracts.Proposal `json:"proposal"`
+}
+
+// ProposedMsg is the body of a TypeProposed frame.
+type ProposedMsg struct {
+	Seq      int64              `json:"seq"`
+	Proposed contracts.Proposed `json:"proposed"`
+	Error    string             `json:"error,omitempty"`
 }

@@ -14,8 +14,16 @@ import (
 )
 
 // Builder makes the tool registry of a turn. The returned func releases what
-// the tools hold (an open workspace, say).
-type Builder func(job contracts.Job) (*Registry, func(), error)
+// the tools hold (an open workspace, say). d reaches the daemon for the
+// tools that need it (propose_tool).
+type Builder func(job contracts.Job, d Daemon) (*Registry, func(), error)
+
+// Daemon is what a tool may ask of the daemon.
+type Daemon interface {
+	// Propose hands over a tool whose gate passed, to be staged and put
+	// before the owner.
+	Propose(ctx context.Context, p contracts.Proposal) (contracts.Proposed, error)
+}
 
 // Serve runs one turn in the worker process: it reads the Job from conn,
 // builds the tools, runs the loop with the daemon as the model, reports each
@@ -33,7 +41,8 @@ func Serve(ctx context.Context, conn *wire.Conn, build Builder, redact func(stri
 	if err := first.Decode(&job); err != nil {
 		return err
 	}
-	reg, release, err := build(job)
+	rm := &remoteModel{conn: conn, replies: make(chan wire.CompletionMsg, 1), proposed: make(chan wire.ProposedMsg, 1)}
+	reg, release, err := build(job, rm)
 	if err != nil {
 		conn.SendError(wire.TypeResult, fmt.Sprintf("worker: build tools: %v", err))
 		return fmt.Errorf("worker: build tools: %w", err)
@@ -42,7 +51,6 @@ func Serve(ctx context.Context, conn *wire.Conn, build Builder, redact func(stri
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	rm := &remoteModel{conn: conn, replies: make(chan wire.CompletionMsg, 1)}
 	go rm.readLoop(ctx, cancel, logger)
 
 	loop := &Loop{
@@ -64,21 +72,55 @@ func Serve(ctx context.Context, conn *wire.Conn, build Builder, redact func(stri
 	return nil
 }
 
-// remoteModel asks the daemon for completions over the frame pipe.
+// remoteModel asks the daemon for completions, and proposals, over the
+// frame pipe.
 type remoteModel struct {
-	conn    *wire.Conn
-	replies chan wire.CompletionMsg
-	mu      sync.Mutex
-	seq     int64
+	conn     *wire.Conn
+	replies  chan wire.CompletionMsg
+	proposed chan wire.ProposedMsg
+	mu       sync.Mutex
+	seq      int64
 }
 
-var _ Model = (*remoteModel)(nil)
+var (
+	_ Model  = (*remoteModel)(nil)
+	_ Daemon = (*remoteModel)(nil)
+)
+
+func (m *remoteModel) next() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.seq++
+	return m.seq
+}
+
+// Propose sends a proposal and waits for the daemon's answer.
+func (m *remoteModel) Propose(ctx context.Context, p contracts.Proposal) (contracts.Proposed, error) {
+	seq := m.next()
+	if err := m.conn.Send(wire.TypePropose, wire.ProposeMsg{Seq: seq, Proposal: p}); err != nil {
+		return contracts.Proposed{}, err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return contracts.Proposed{}, ctx.Err()
+		case r, ok := <-m.proposed:
+			if !ok {
+				return contracts.Proposed{}, errors.New("the daemon closed the pipe")
+			}
+			if r.Seq != seq {
+				continue
+			}
+			if r.Error != "" {
+				return contracts.Proposed{}, errors.New(r.Error)
+			}
+			return r.Proposed, nil
+		}
+	}
+}
 
 func (m *remoteModel) Complete(ctx context.Context, req contracts.Request) (contracts.Completion, error) {
-	m.mu.Lock()
-	m.seq++
-	seq := m.seq
-	m.mu.Unlock()
+	seq := m.next()
 	if err := m.conn.Send(wire.TypeComplete, wire.CompleteMsg{Seq: seq, Request: req}); err != nil {
 		return contracts.Completion{}, err
 	}
@@ -105,6 +147,7 @@ func (m *remoteModel) Complete(ctx context.Context, req contracts.Request) (cont
 // the pipe closing) to the turn's context.
 func (m *remoteModel) readLoop(ctx context.Context, cancel context.CancelFunc, logger *slog.Logger) {
 	defer close(m.replies)
+	defer close(m.proposed)
 	for {
 		f, err := m.conn.Recv()
 		if err != nil {
@@ -127,6 +170,19 @@ func (m *remoteModel) readLoop(ctx context.Context, cancel context.CancelFunc, l
 			}
 			select {
 			case m.replies <- msg:
+			case <-ctx.Done():
+				return
+			}
+		case wire.TypeProposed:
+			var msg wire.ProposedMsg
+			if err := f.Decode(&msg); err != nil {
+				msg.Error = err.Error()
+			}
+			if f.Error != "" {
+				msg.Error = f.Error
+			}
+			select {
+			case m.proposed <- msg:
 			case <-ctx.Done():
 				return
 			}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/core/store"
+	"github.com/shelldon/shelldon/internal/selfcode"
 )
 
 // Chatter runs a turn.
@@ -31,6 +32,13 @@ type Approver interface {
 	Decide(ctx context.Context, id string, approve bool, by string, ev core.Events) (core.Outcome, error)
 }
 
+// ToolLister lists the built-in and self-coded tools.
+type ToolLister interface {
+	Tools(ctx context.Context) ([]core.ToolView, error)
+	ShowTool(name, state string) (selfcode.Tool, error)
+	ToolAction(ctx context.Context, action, name, by string) (string, error)
+}
+
 // AuditReader reads the audit trail.
 type AuditReader interface {
 	Audit(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, error)
@@ -40,6 +48,7 @@ type AuditReader interface {
 type Server struct {
 	chat   Chatter
 	appr   Approver
+	tools  ToolLister
 	audit  AuditReader
 	token  []byte
 	log    *slog.Logger
@@ -51,6 +60,7 @@ type Server struct {
 type Options struct {
 	Chat      Chatter
 	Approvals Approver
+	Tools     ToolLister
 	Audit     AuditReader
 	Token     string // the bearer token every /api call must carry
 	Logger    *slog.Logger
@@ -62,7 +72,7 @@ func New(opts Options) (*Server, error) {
 	if len(opts.Token) < 16 {
 		return nil, errors.New("web: the API token must be at least 16 characters")
 	}
-	s := &Server{chat: opts.Chat, appr: opts.Approvals, audit: opts.Audit, token: []byte(opts.Token), log: opts.Logger, health: opts.Health}
+	s := &Server{chat: opts.Chat, appr: opts.Approvals, tools: opts.Tools, audit: opts.Audit, token: []byte(opts.Token), log: opts.Logger, health: opts.Health}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -71,6 +81,9 @@ func New(opts Options) (*Server, error) {
 	mux.Handle("POST /api/chat", s.auth(http.HandlerFunc(s.postChat)))
 	mux.Handle("GET /api/audit", s.auth(http.HandlerFunc(s.getAudit)))
 	mux.Handle("GET /api/approvals", s.auth(http.HandlerFunc(s.getApprovals)))
+	mux.Handle("GET /api/tools", s.auth(http.HandlerFunc(s.getTools)))
+	mux.Handle("GET /api/tools/{name}", s.auth(http.HandlerFunc(s.getTool)))
+	mux.Handle("POST /api/tools/{name}/{action}", s.auth(http.HandlerFunc(s.postToolAction)))
 	mux.Handle("POST /api/approvals/{id}", s.auth(http.HandlerFunc(s.postApproval)))
 	mux.Handle("/api/", s.auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
@@ -173,6 +186,57 @@ func (s *Server) getApprovals(w http.ResponseWriter, r *http.Request) {
 		list = []core.ApprovalView{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"approvals": list})
+}
+
+func (s *Server) getTools(w http.ResponseWriter, r *http.Request) {
+	if s.tools == nil {
+		writeJSON(w, http.StatusOK, map[string]any{"tools": []core.ToolView{}})
+		return
+	}
+	list, err := s.tools.Tools(r.Context())
+	if err != nil {
+		s.log.Error("list tools", "err", err)
+		writeError(w, http.StatusInternalServerError, "internal", "could not list the tools")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tools": list})
+}
+
+func (s *Server) getTool(w http.ResponseWriter, r *http.Request) {
+	if s.tools != nil {
+		for _, state := range []string{selfcode.StateLive, selfcode.StateStaged, selfcode.StateQuarantined} {
+			t, err := s.tools.ShowTool(r.PathValue("name"), state)
+			if err == nil {
+				writeJSON(w, http.StatusOK, map[string]any{"tool": t.Manifest, "code": t.Code, "test": t.Test})
+				return
+			}
+		}
+	}
+	writeError(w, http.StatusNotFound, "not_found", "no self-coded tool of that name")
+}
+
+func (s *Server) postToolAction(w http.ResponseWriter, r *http.Request) {
+	action := r.PathValue("action")
+	switch action {
+	case "quarantine", "restore", "rollback", "remove":
+	default:
+		writeError(w, http.StatusNotFound, "not_found", "actions: quarantine, restore, rollback, remove (approve and deny go through /api/approvals)")
+		return
+	}
+	if s.tools == nil {
+		writeError(w, http.StatusNotFound, "not_found", "no self-coded tools")
+		return
+	}
+	msg, err := s.tools.ToolAction(r.Context(), action, r.PathValue("name"), "http")
+	switch {
+	case errors.Is(err, selfcode.ErrNotFound), errors.Is(err, selfcode.ErrNoVersion):
+		writeError(w, http.StatusNotFound, "not_found", err.Error())
+		return
+	case err != nil:
+		writeError(w, http.StatusConflict, "conflict", err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"message": msg})
 }
 
 type decision struct {

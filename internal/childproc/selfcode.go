@@ -1,0 +1,227 @@
+package childproc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/shelldon/shelldon/internal/netguard"
+	"github.com/shelldon/shelldon/internal/selfcode"
+	"github.com/shelldon/shelldon/internal/selfcode/pytool"
+	"github.com/shelldon/shelldon/internal/selfcode/starlarktool"
+	"github.com/shelldon/shelldon/internal/worker/selftools"
+)
+
+// The gate and toolcall modes run inside the sandbox the worker builds for
+// them (no network unless granted, a private /tmp, rlimits, seccomp,
+// Landlock): model code only ever runs here.
+
+// runGate checks a proposed tool and runs its test; it prints a
+// selftools.GateResult.
+func runGate(stdin io.Reader, stdout io.Writer) error {
+	debug.SetMemoryLimit(192 << 20)
+	var req selftools.GateRequest
+	if err := json.NewDecoder(io.LimitReader(stdin, 1<<20)).Decode(&req); err != nil {
+		return fmt.Errorf("gate: read request: %w", err)
+	}
+	res := gate(req)
+	return json.NewEncoder(stdout).Encode(res)
+}
+
+func gate(req selftools.GateRequest) selftools.GateResult {
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	fail := func(format string, args ...any) selftools.GateResult {
+		return selftools.GateResult{Report: "FAILED: " + fmt.Sprintf(format, args...)}
+	}
+	var res selftools.GateResult
+	switch req.Language {
+	case selfcode.Starlark:
+		meta, err := starlarktool.Inspect([]byte(req.Code))
+		if err != nil {
+			return fail("static checks of the code: %v", err)
+		}
+		if err := starlarktool.CheckTest([]byte(req.Test)); err != nil {
+			return fail("static checks of the test: %v", err)
+		}
+		// The gate grants nothing: a test of an http tool runs with http
+		// failing closed, so tests must not depend on the network.
+		rep := starlarktool.RunTests(ctx, []byte(req.Code), []byte(req.Test), starlarktool.Host{}, starlarktool.Limits{})
+		res = selftools.GateResult{Passed: rep.Passed, Description: meta.Description, Parameters: meta.ParamsSchema,
+			Capabilities: meta.Capabilities, Report: starlarkReport(rep)}
+	case selfcode.Python:
+		dir, err := os.MkdirTemp("", "gate-")
+		if err != nil {
+			return fail("%v", err)
+		}
+		defer os.RemoveAll(dir)
+		meta, err := pytool.Check(ctx, "python3", req.Name, []byte(req.Code), []byte(req.Test))
+		if err != nil {
+			return fail("static checks: %v", err)
+		}
+		if err := writeSources(dir, req); err != nil {
+			return fail("%v", err)
+		}
+		rep, err := pytool.RunTests(ctx, "python3", dir, req.Name, 20*time.Second, pytool.Host{})
+		if err != nil {
+			return fail("test run: %v", err)
+		}
+		res = selftools.GateResult{Passed: rep.Passed, Description: meta.Description, Parameters: meta.ParamsSchema,
+			Capabilities: meta.Capabilities, Report: pythonReport(rep)}
+	default:
+		return fail("unknown language %q", req.Language)
+	}
+	return res
+}
+
+func writeSources(dir string, req selftools.GateRequest) error {
+	if err := os.WriteFile(filepath.Join(dir, req.Name+".py"), []byte(req.Code), 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "test_"+req.Name+".py"), []byte(req.Test), 0o600)
+}
+
+func starlarkReport(rep starlarktool.TestReport) string {
+	var b strings.Builder
+	status := "PASSED"
+	if !rep.Passed {
+		status = "FAILED"
+	}
+	fmt.Fprintf(&b, "%s: %d test(s) in %s", status, len(rep.Tests), rep.Duration.Round(time.Millisecond))
+	if rep.Error != "" {
+		fmt.Fprintf(&b, "\nerror: %s", rep.Error)
+	}
+	for _, t := range rep.Tests {
+		mark := "ok  "
+		if !t.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(&b, "\n%s %s", mark, t.Name)
+		if t.Message != "" {
+			fmt.Fprintf(&b, ": %s", t.Message)
+		}
+	}
+	if rep.Output != "" {
+		fmt.Fprintf(&b, "\noutput:\n%s", capString(rep.Output, 4096))
+	}
+	return b.String()
+}
+
+func pythonReport(rep pytool.TestReport) string {
+	var b strings.Builder
+	status := "PASSED"
+	if !rep.Passed {
+		status = "FAILED"
+	}
+	fmt.Fprintf(&b, "%s: %d test(s) in %s", status, len(rep.Tests), rep.Duration.Round(time.Millisecond))
+	if rep.Error != "" {
+		fmt.Fprintf(&b, "\nerror: %s", rep.Error)
+	}
+	for _, t := range rep.Tests {
+		mark := "ok  "
+		if !t.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(&b, "\n%s %s", mark, t.Name)
+		if t.Message != "" {
+			fmt.Fprintf(&b, ": %s", t.Message)
+		}
+	}
+	if rep.Output != "" {
+		fmt.Fprintf(&b, "\noutput:\n%s", capString(rep.Output, 4096))
+	}
+	return b.String()
+}
+
+func capString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// runToolCall runs one call of a live self-coded tool; it prints a
+// selftools.CallResult.
+func runToolCall(stdin io.Reader, stdout io.Writer) error {
+	debug.SetMemoryLimit(96 << 20)
+	var req selftools.CallRequest
+	if err := json.NewDecoder(io.LimitReader(stdin, 2<<20)).Decode(&req); err != nil {
+		return fmt.Errorf("toolcall: read request: %w", err)
+	}
+	out, err := toolCall(req)
+	res := selftools.CallResult{Result: out}
+	if err != nil {
+		res.Error = err.Error()
+	}
+	return json.NewEncoder(stdout).Encode(res)
+}
+
+func toolCall(req selftools.CallRequest) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Second)
+	defer cancel()
+	st := req.Tool
+	// The tool is read from its read-only directory and must be exactly the
+	// version the owner approved.
+	code, test, err := readVersion(st.Dir, st.Language, st.Name)
+	if err != nil {
+		return "", err
+	}
+	if selfcode.Hash(st.Language, code, test) != st.Hash {
+		return "", errors.New("the tool's files changed since the owner approved it; refusing to run it")
+	}
+	httpGet := grantedHTTP(st.Capabilities["http"])
+	switch st.Language {
+	case selfcode.Starlark:
+		return starlarktool.Call(ctx, []byte(code), req.Args, starlarktool.Host{HTTPGet: httpGet}, starlarktool.Limits{})
+	case selfcode.Python:
+		return pytool.Call(ctx, "python3", st.Dir, st.Name, req.Args, 8*time.Second, pytool.Host{HTTPGet: httpGet})
+	}
+	return "", fmt.Errorf("unknown language %q", st.Language)
+}
+
+func readVersion(dir, language, name string) (string, string, error) {
+	codeName, testName := "tool.star", "tool_test.star"
+	if language == selfcode.Python {
+		codeName, testName = name+".py", "test_"+name+".py"
+	}
+	code, err := os.ReadFile(filepath.Join(dir, codeName))
+	if err != nil {
+		return "", "", fmt.Errorf("read the tool: %w", err)
+	}
+	test, err := os.ReadFile(filepath.Join(dir, testName))
+	if err != nil {
+		return "", "", fmt.Errorf("read the tool's test: %w", err)
+	}
+	return string(code), string(test), nil
+}
+
+// grantedHTTP is the http capability: GET to the granted hosts only,
+// through the same SSRF-safe client as http_get. nil when not granted.
+func grantedHTTP(hosts []string) func(ctx context.Context, rawURL string) (int, string, error) {
+	if len(hosts) == 0 {
+		return nil
+	}
+	client := netguard.NewClient(netguard.Options{MaxBytes: 256 << 10, MaxRedirects: -1})
+	return func(ctx context.Context, rawURL string) (int, string, error) {
+		u, err := netguard.CheckURL(rawURL)
+		if err != nil {
+			return 0, "", err
+		}
+		if !slices.Contains(hosts, strings.ToLower(u.Hostname())) {
+			return 0, "", fmt.Errorf("http: %s is not a host this tool was granted (%s)", u.Hostname(), strings.Join(hosts, ", "))
+		}
+		res, err := client.Get(ctx, u.String())
+		if err != nil {
+			return 0, "", err
+		}
+		return res.Status, string(res.Body), nil
+	}
+}

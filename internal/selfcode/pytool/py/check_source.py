@@ -1,0 +1,259 @@
+"""The static gate for a shelldon Python tool, part 1 of 3: the allowlist, and each file's
+bytes, characters and tokens. See the pytool package doc; the Go side runs the three
+parts concatenated, as one script (check_source.py, check_tree.py, check_meta.py).
+
+Nothing here imports or runs the sources it checks. Each file is read as raw bytes,
+exactly as Python would read it, parsed with ast, tokenized, and walked.
+"""
+
+import ast
+import base64
+import builtins
+import importlib
+import io
+import json
+import keyword
+import math
+import re
+import sys
+import tokenize
+import types
+import unicodedata
+
+# The runner's own imports, so that the module graph resolved below is the one a tool
+# sees at run time (importing a submodule adds an attribute to its package).
+import os  # noqa: F401
+import signal  # noqa: F401
+import traceback  # noqa: F401
+
+MAX_SOURCE = 64 << 10
+MAX_PROBLEMS = 50
+
+# The pure standard-library modules a tool may import: the Go side sends the list (its
+# AllowedModules) with each request, and load_modules imports them here, into the
+# checker, to resolve module.attr against the real modules.
+ALLOWED_MODULES = ()
+MODULES = {}
+
+
+def load_modules(names):
+    global ALLOWED_MODULES
+    ALLOWED_MODULES = tuple(names)
+    for m in names:
+        MODULES[m] = importlib.import_module(m)
+
+# The host module the runner injects; its functions fail closed unless granted.
+HOST_MODULE = "shelldon_host"
+HOST_FUNCTIONS = ("http_get",)
+HOST = object()  # marks a name bound to the host module
+
+# Built-in names a tool may not mention at all: each runs code, reaches the filesystem or
+# the terminal, or reads or writes attributes by a computed name.
+REFUSED_BUILTINS = {
+    "exec": "runs code from a string", "eval": "runs code from a string",
+    "compile": "builds code from a string", "open": "opens files",
+    "input": "reads the terminal", "breakpoint": "starts a debugger",
+    "help": "starts the interactive help", "exit": "exits the interpreter",
+    "quit": "exits the interpreter", "copyright": "is interactive only",
+    "credits": "is interactive only", "license": "reads files",
+    "globals": "exposes the module's namespace", "locals": "exposes the frame",
+    "vars": "exposes an object's namespace",
+    "getattr": "reads attributes by computed name; write obj.name",
+    "setattr": "writes attributes by computed name; write obj.name = value",
+    "delattr": "deletes attributes by computed name; write del obj.name",
+}
+DANGEROUS = [getattr(builtins, n) for n in REFUSED_BUILTINS if hasattr(builtins, n)]
+DANGEROUS += [builtins.__import__, importlib.import_module]
+
+# Attribute names refused on any object: frame and code access from generators,
+# coroutines and tracebacks, and the standard library's reflective back doors (string-named
+# attribute access, string annotations evaluated as code).
+REFUSED_ATTRIBUTES = {
+    "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code", "tb_frame",
+    "tb_next", "f_globals", "f_locals", "f_builtins", "f_back", "f_code", "co_code",
+    "attrgetter", "methodcaller", "Formatter", "get_field", "get_type_hints",
+    "ForwardRef", "singledispatch", "singledispatchmethod", "evaluate_forward_ref",
+    "get_annotations",
+}
+
+# Dunder methods a class may define (they are only called on its own instances).
+PROTOCOL_METHODS = {
+    "__init__", "__repr__", "__str__", "__format__", "__eq__", "__ne__", "__lt__",
+    "__le__", "__gt__", "__ge__", "__hash__", "__bool__", "__len__", "__iter__",
+    "__next__", "__contains__", "__getitem__", "__setitem__", "__delitem__", "__call__",
+    "__enter__", "__exit__", "__add__", "__radd__", "__sub__", "__rsub__", "__mul__",
+    "__rmul__", "__truediv__", "__rtruediv__", "__floordiv__", "__mod__", "__neg__",
+    "__pos__", "__abs__", "__int__", "__float__",
+}
+
+CONST_RE = re.compile(r"[A-Z][A-Z0-9_]*\Z")
+COOKIE_RE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+HOST_RE = re.compile(r"%s(?:\.%s)+\Z" % (LABEL, LABEL))
+MAX_HOSTS = 20
+INVISIBLE_FILLERS = {"\u115f", "\u1160", "\u3164", "\uffa0"}
+BIDI = {"\u061c", "\u200e", "\u200f"} | {chr(c) for c in range(0x202A, 0x202F)} | {
+    chr(c) for c in range(0x2066, 0x206A)}
+ZERO_WIDTH = {"\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"}
+MISSING = object()
+
+
+def is_dunder(name):
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def allowed_module(mod):
+    """Whether mod is allowed, or a submodule of an allowed package (json.decoder)."""
+    n = mod.__name__
+    top = MODULES.get(n.split(".")[0])
+    return n in MODULES or top is not None and hasattr(top, "__path__")
+
+
+def is_dangerous(value):
+    return any(value is d for d in DANGEROUS)
+
+
+def is_literal(node):
+    try:
+        ast.literal_eval(node)
+        return True
+    except Exception:  # ValueError, TypeError, RecursionError, MemoryError...
+        return False
+
+
+def bad_char(ch):
+    """Why ch may not appear in a source file, or None."""
+    if ch in "\t\n\r":
+        return None
+    if ch in BIDI:
+        return "bidirectional control character"
+    if ch in ZERO_WIDTH:
+        return "zero-width character"
+    if ch in INVISIBLE_FILLERS:
+        return "invisible filler character"
+    cat = unicodedata.category(ch)
+    return {
+        "Cc": "control character", "Cf": "invisible format character",
+        "Zl": "line separator", "Zp": "paragraph separator",
+        "Co": "private-use character", "Cn": "unassigned character", "Cs": "surrogate",
+    }.get(cat)
+
+
+class Source:
+    """One file: its raw bytes, its text, its tree and its problems."""
+
+    def __init__(self, fname, raw):
+        self.fname, self.raw = fname, raw
+        self.lines, self.tree, self.problems = [], None, []
+
+    def add(self, line, col, message):
+        self.problems.append({"file": self.fname, "line": line, "col": col, "message": message})
+
+    def at(self, node, message):
+        line = getattr(node, "lineno", 1) or 1
+        col = getattr(node, "col_offset", 0) or 0
+        if 0 < line <= len(self.lines):  # ast columns are UTF-8 byte offsets
+            col = len(self.lines[line - 1].encode("utf-8")[:col].decode("utf-8", "replace"))
+        self.add(line, col + 1, message)
+
+    def load(self):
+        raw = self.raw
+        if not raw.strip():
+            return self.add(1, 1, "the file is empty")
+        if len(raw) > MAX_SOURCE:
+            return self.add(1, 1, "the file is %d bytes; the limit is %d" % (len(raw), MAX_SOURCE))
+        if raw.startswith(b"\xef\xbb\xbf"):
+            return self.add(1, 1, "the file starts with a byte order mark; save it as UTF-8 without one")
+        for i, line in enumerate(raw.split(b"\n")[:2]):
+            m = COOKIE_RE.match(line)
+            if m:
+                enc = m.group(1).decode("ascii", "replace").lower().replace("_", "-")
+                if enc not in ("utf-8", "utf8"):
+                    return self.add(i + 1, 1, "coding cookie %r: only utf-8 is allowed, so that "
+                                    "what is reviewed is what runs" % enc)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = raw[:e.start].count(b"\n") + 1
+            return self.add(line, 1, "not valid UTF-8 (byte %d)" % e.start)
+        line, col, bad = 1, 1, 0
+        for ch in text:
+            if ch == "\n":
+                line, col = line + 1, 1
+                continue
+            why = bad_char(ch)
+            if why:
+                bad += 1
+                if bad <= 10:
+                    self.add(line, col, "%s U+%04X (%s) is not allowed" % (
+                        why, ord(ch), unicodedata.name(ch, "unnamed")))
+            col += 1
+        if bad:
+            return
+        self.lines = text.splitlines()  # \n, \r\n, \r only: the others were refused above
+        if not self.check_tokens():
+            return
+        try:
+            enc, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+            if enc != "utf-8":
+                return self.add(1, 1, "Python would read this file as %s; only utf-8 is allowed" % enc)
+            self.tree = ast.parse(raw, filename=self.fname)  # the raw bytes, as Python reads them
+        except SyntaxError as e:
+            return self.add(e.lineno or 1, e.offset or 1, "SyntaxError: %s" % e.msg)
+        except (ValueError, RecursionError, MemoryError) as e:
+            return self.add(1, 1, "cannot parse: %s" % (e or type(e).__name__))
+
+    def check_tokens(self):
+        """Refuses non-ASCII identifiers as written: the tree holds them NFKC-normalised
+        (a fullwidth ｏｓ reads as os), so only the tokens show what a reviewer sees.
+        Returns whether the tokens are clean; a file that does not tokenize is left to
+        ast.parse, whose SyntaxError says more."""
+        before = len(self.problems)
+        try:
+            for tok in tokenize.tokenize(io.BytesIO(self.raw).readline):
+                if tok.type == tokenize.NAME and not tok.string.isascii():
+                    self.add(tok.start[0], tok.start[1] + 1, "non-ASCII identifier %r (Python reads it "
+                             "as %r); use ASCII names" % (tok.string, unicodedata.normalize("NFKC", tok.string)))
+                elif tok.type == tokenize.STRING and fstring_expr_non_ascii(tok.string):
+                    self.add(tok.start[0], tok.start[1] + 1, "non-ASCII character inside an f-string "
+                             "expression; use ASCII names")
+        except (tokenize.TokenError, SyntaxError):
+            pass
+        return len(self.problems) == before
+
+
+def fstring_expr_non_ascii(tok):
+    """Whether an f-string token (Python < 3.12, where it is one token) has a non-ASCII
+    character inside a {...} expression, outside the expression's own string literals."""
+    i = 0
+    while i < len(tok) and tok[i] not in "'\"":
+        i += 1
+    if "f" not in tok[:i].lower():
+        return False
+    q = tok[i:i + 3] if tok[i:i + 3] in ('"""', "'''") else tok[i:i + 1]
+    body = tok[i + len(q):len(tok) - len(q)]
+    depth, quote, j = 0, None, 0
+    while j < len(body):
+        c = body[j]
+        if depth == 0:
+            if c == "{":
+                if body[j + 1:j + 2] == "{":
+                    j += 1
+                else:
+                    depth = 1
+        elif quote:
+            if body.startswith(quote, j):
+                j += len(quote) - 1
+                quote = None
+        elif c in "'\"":
+            quote = body[j:j + 3] if body[j:j + 3] in ('"""', "'''") else c
+            j += len(quote) - 1
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif not c.isascii():
+            return True
+        j += 1
+    return False
+

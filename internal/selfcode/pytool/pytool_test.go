@@ -1,0 +1,52 @@
+package pytool
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// python is the interpreter the tests use; they skip without it.
+const python = "/usr/bin/python3"
+
+func needPython(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(python); err != nil {
+		t.Skipf("%s is missing (%v): the Python tool gate cannot be tested here", python, err)
+	}
+}
+
+func readTestdata(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// stage writes a tool and its test into a fresh directory, as the caller would.
+func stage(t *testing.T, name, code, test string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for file, src := range map[string]string{name + ".py": code, "test_" + name + ".py": test} {
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestCapWriter(t *testing.T) {
+	t.Parallel()
+	w := &capWriter{max: 4}
+	w.Write([]byte("ab"))
+	w.Write([]byte("cdef"))
+	w.Write([]byte("gh"))
+	if got, want := w.String(), "abcd\n[... 4 more bytes]"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if got := capString("héllo", 2); got != "h\n[... truncated: 6 bytes in all]" {
+		t.Errorf("capString cut a rune: %q", got)
+	}
+}
