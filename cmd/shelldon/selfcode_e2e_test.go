@@ -173,6 +173,13 @@ func TestGateFailuresGoBackToTheModel(t *testing.T) {
 		{"python dunder", "python", wordCountPy + "\n\ndef other():\n    return ().__class__\n", wordCountPyTest, "__class__"},
 		{"python code at import", "python", wordCountPy + "\nprint('hi')\n", wordCountPyTest, "top-level"},
 		{"starlark endless test", "starlark", wordCountStar, "def test_forever():\n    for i in range(1000000000):\n        pass\n", "FAIL"},
+		{"python endless test", "python", wordCountPy, "from word_count import run\n\n\ndef test_forever():\n    while True:\n        pass\n", "FAIL"},
+		{"python memory bomb", "python", wordCountPy, "from word_count import run\n\n\ndef test_big():\n    x = bytearray(1 << 30)\n    assert len(x) > 0\n", "FAIL"},
+		{"starlark memory bomb", "starlark", wordCountStar, "def test_big():\n    x = [\"y\" * 1000000 for i in range(2000)]\n    assert.eq(len(x), 2000)\n", "out of memory"},
+		{"python hidden import", "python", "from math import sqrt\nＯＳ = 1\n" + wordCountPy, wordCountPyTest, "FAILED"},
+		{"python reads the environment", "python", wordCountPy + "\n\ndef env():\n    import os\n    return os.environ\n", wordCountPyTest, "os"},
+		{"python reaches the network", "python", "import urllib.request\n" + wordCountPy, wordCountPyTest, "urllib"},
+		{"python forks", "python", "import subprocess\n" + wordCountPy, wordCountPyTest, "subprocess"},
 		{"reserved name", "starlark", wordCountStar, wordCountStarTest, ""},
 	}
 	for _, tc := range cases {
@@ -200,5 +207,50 @@ func TestGateFailuresGoBackToTheModel(t *testing.T) {
 				t.Fatal("a failing tool reached the owner")
 			}
 		})
+	}
+}
+
+// TestTwoProposalsAtOnce: two chats propose different tools at the same
+// time; both are staged and both wait for the owner.
+func TestTwoProposalsAtOnce(t *testing.T) {
+	t.Parallel()
+	srv := brokertest.NewServer(t, "openai", func(r brokertest.Recorded) brokertest.Reply {
+		last := r.Request.Messages[len(r.Request.Messages)-1]
+		if last.Role == contracts.RoleUser {
+			name := strings.TrimPrefix(last.Text, "make ")
+			code := strings.Replace(wordCountStar, "Count the words", "Tool "+name, 1)
+			args, _ := json.Marshal(map[string]string{"name": name, "code": code, "test": wordCountStarTest})
+			return brokertest.Reply{ToolCalls: []contracts.ToolCall{{ID: "p", Name: "propose_tool", Arguments: string(args)}}}
+		}
+		return brokertest.Reply{Text: "RESULTS: " + last.ToolResults[0].Content}
+	})
+	h := home(t, "openai", srv.BaseURL(), "")
+	d := startServe(t, h)
+	done := make(chan string, 2)
+	for _, name := range []string{"alpha_tool", "beta_tool"} {
+		go func() {
+			_, out := d.do(t, "POST", "/api/chat", d.token, map[string]string{"chat": name, "text": "make " + name})
+			done <- fmt.Sprint(out["reply"])
+		}()
+	}
+	for range 2 {
+		if reply := <-done; !strings.Contains(reply, "has been asked to approve") {
+			t.Fatalf("reply %s", reply)
+		}
+	}
+	_, list := d.do(t, "GET", "/api/approvals", d.token, nil)
+	promos := 0
+	for _, raw := range list["approvals"].([]any) {
+		if raw.(map[string]any)["kind"] == "promotion" {
+			promos++
+		}
+	}
+	if promos != 2 {
+		t.Fatalf("%d promotion requests, want 2", promos)
+	}
+	for _, name := range []string{"alpha_tool", "beta_tool"} {
+		if state, _ := toolState(t, d, name); state != "staged" {
+			t.Errorf("%s is %q", name, state)
+		}
 	}
 }
