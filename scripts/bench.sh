@@ -17,6 +17,9 @@ bench BenchmarkDaemonIdleRSS 1x
 bench BenchmarkVersionColdStart 100x
 bench BenchmarkChatOneShot 50x
 bench BenchmarkBinarySize 1x
+bench 'BenchmarkGate/.*' 30x
+bench 'BenchmarkTurnWithLiveTools/.*' 50x
+bench BenchmarkSelfToolCall 50x
 
 # metric NAME UNIT: the value reported with that unit on the benchmark's line.
 metric() {
@@ -78,6 +81,12 @@ on 127.0.0.1 that answers at once):
 | \`shelldon version\` cold start p50 / p99 | $(metric BenchmarkVersionColdStart p50-ms) / $(metric BenchmarkVersionColdStart p99-ms) ms | |
 | \`shelldon chat -m\` wall p50 / p99 | $(metric BenchmarkChatOneShot p50-ms) / $(metric BenchmarkChatOneShot p99-ms) ms | |
 | \`shelldon chat -m\` peak RSS | $(metric BenchmarkChatOneShot peak-RSS-MB) MB | |
+| gate, Starlark p50 / p99 | $(metric BenchmarkGate/starlark p50-ms) / $(metric BenchmarkGate/starlark p99-ms) ms | |
+| gate, Python p50 / p99 | $(metric BenchmarkGate/python p50-ms) / $(metric BenchmarkGate/python p99-ms) ms | |
+| turn with 10 live tools p50 | $(metric BenchmarkTurnWithLiveTools/10 p50-ms) ms | |
+| turn with 100 live tools p50 | $(metric BenchmarkTurnWithLiveTools/100 p50-ms) ms | |
+| turn with 1,000 live tools p50 | $(metric BenchmarkTurnWithLiveTools/1000 p50-ms) ms | |
+| one self-coded tool call p50 / p99 | $(metric BenchmarkSelfToolCall p50-ms) / $(metric BenchmarkSelfToolCall p99-ms) ms | |
 | stripped binary, linux/amd64 | $(metric BenchmarkBinarySize linux-amd64-MB) MB | ≤ 20 MB |
 | stripped binary, linux/arm64 | $(metric BenchmarkBinarySize linux-arm64-MB) MB | ≤ 20 MB |
 | stripped binary, linux/armv7 | $(metric BenchmarkBinarySize linux-armv7-MB) MB | ≤ 20 MB |

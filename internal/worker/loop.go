@@ -414,6 +414,10 @@ func PrepareArguments(tool *Tool, raw string) (json.RawMessage, error) {
 	if !ok {
 		return nil, fmt.Errorf("the arguments must be a JSON object, not %s", jsonKind(v))
 	}
+	resolved, err := tool.resolve()
+	if err != nil {
+		return nil, err
+	}
 	if s := tool.Schema; s != nil && s.Properties != nil && !allowsExtra(s.AdditionalProperties) {
 		for k := range obj {
 			if _, declared := s.Properties[k]; !declared {
@@ -421,10 +425,8 @@ func PrepareArguments(tool *Tool, raw string) (json.RawMessage, error) {
 			}
 		}
 	}
-	if tool.resolved != nil {
-		if err := tool.resolved.Validate(obj); err != nil {
-			return nil, fmt.Errorf("invalid arguments: %v", err)
-		}
+	if err := resolved.Validate(obj); err != nil {
+		return nil, fmt.Errorf("invalid arguments: %v", err)
 	}
 	out, err := json.Marshal(obj)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -31,14 +32,46 @@ type Tool struct {
 	// call, and Run gets it back (see BindingFrom) to refuse a call that
 	// would now resolve elsewhere.
 	Bind func(ctx context.Context, args json.RawMessage) (string, error)
+	// Params is the parameter schema as JSON, for a tool that comes with
+	// one (a self-coded tool) instead of Schema: it is decoded and resolved
+	// only when the tool is called, so a thousand offered tools cost little.
+	Params json.RawMessage
 
+	params   json.RawMessage // the schema as sent to the model
+	once     sync.Once
 	resolved *jsonschema.Resolved
+	resErr   error
 }
 
 // Spec returns what the model is told about the tool.
 func (t *Tool) Spec() contracts.ToolSpec {
-	params, _ := json.Marshal(t.Schema)
-	return contracts.ToolSpec{Name: t.Name, Description: t.Description, Parameters: params}
+	if t.params == nil {
+		t.params = t.Params
+		if t.params == nil {
+			t.params, _ = json.Marshal(t.Schema)
+		}
+	}
+	return contracts.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.params}
+}
+
+// resolve decodes (for Params) and resolves the tool's schema, once.
+func (t *Tool) resolve() (*jsonschema.Resolved, error) {
+	t.once.Do(func() {
+		if t.Schema == nil {
+			var s jsonschema.Schema
+			if len(t.Params) > 0 {
+				if err := json.Unmarshal(t.Params, &s); err != nil {
+					t.resErr = fmt.Errorf("the tool's parameter schema does not decode: %w", err)
+					return
+				}
+			} else {
+				s.Type = "object"
+			}
+			t.Schema = &s
+		}
+		t.resolved, t.resErr = t.Schema.Resolve(nil)
+	})
+	return t.resolved, t.resErr
 }
 
 // NewTool builds a Tool whose parameter schema is derived from the Go type In
@@ -80,14 +113,12 @@ func (r *Registry) Add(t *Tool) error {
 	if _, dup := r.tools[t.Name]; dup {
 		return fmt.Errorf("registry: duplicate tool %q", t.Name)
 	}
-	if t.Schema == nil {
-		t.Schema = &jsonschema.Schema{Type: "object"}
+	if t.Params == nil {
+		// A built-in's schema is resolved now: a broken one is a bug.
+		if _, err := t.resolve(); err != nil {
+			return fmt.Errorf("registry: tool %q: resolve schema: %w", t.Name, err)
+		}
 	}
-	res, err := t.Schema.Resolve(nil)
-	if err != nil {
-		return fmt.Errorf("registry: tool %q: resolve schema: %w", t.Name, err)
-	}
-	t.resolved = res
 	r.tools[t.Name] = t
 	return nil
 }

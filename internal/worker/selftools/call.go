@@ -18,7 +18,7 @@ func selfTool(env Env, st contracts.SelfTool) *worker.Tool {
 		Name:        st.Name,
 		Description: st.Description + " (a tool you wrote; version " + itoa(st.Version) + ")",
 		Tier:        contracts.TierFree,
-		Schema:      schemaOf(st.Parameters),
+		Params:      paramsOf(st.Parameters),
 		Run: func(ctx context.Context, args json.RawMessage) (string, error) {
 			var out CallResult
 			pol := sandbox.Policy{

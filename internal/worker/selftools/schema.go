@@ -1,17 +1,12 @@
 package selftools
 
-import (
-	"encoding/json"
+import "encoding/json"
 
-	"github.com/google/jsonschema-go/jsonschema"
-)
-
-// schemaOf decodes a tool's parameter schema; a schema that does not decode
-// (the gate checked it) becomes an empty object schema.
-func schemaOf(raw json.RawMessage) *jsonschema.Schema {
-	var s jsonschema.Schema
-	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil {
-		return &jsonschema.Schema{Type: "object"}
+// paramsOf is a tool's parameter schema as sent to the model; a missing one
+// (the gate requires one) becomes an empty object schema.
+func paramsOf(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage(`{"type":"object"}`)
 	}
-	return &s
+	return raw
 }

@@ -23,7 +23,13 @@ def top_level(tree):
 
 def json_problem(value, path):
     """Why a literal is not plain JSON, or None."""
-    if value is None or isinstance(value, (bool, str, int)):
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "%s: a string that is not valid Unicode (a lone surrogate)" % path
+        return None
+    if value is None or isinstance(value, (bool, int)):
         return None
     if isinstance(value, float):
         return None if math.isfinite(value) else "%s: %r is not a JSON number" % (path, value)
@@ -37,6 +43,9 @@ def json_problem(value, path):
         for k, v in value.items():
             if not isinstance(k, str):
                 return "%s: the key %r is not a string" % (path, k)
+            p = json_problem(k, "%s key" % path)
+            if p:
+                return p
             p = json_problem(v, "%s[%r]" % (path, k))
             if p:
                 return p

@@ -42,6 +42,7 @@ def load_modules(names):
     for m in names:
         MODULES[m] = importlib.import_module(m)
 
+
 # The host module the runner injects; its functions fail closed unless granted.
 HOST_MODULE = "shelldon_host"
 HOST_FUNCTIONS = ("http_get",)

@@ -129,7 +129,9 @@ class Walker(ast.NodeVisitor):
             self.refuse(node, "%s is not allowed (reflective access)" % where)
         else:
             value = getattr(mod, attr, MISSING)
-            if isinstance(value, types.ModuleType) and not allowed_module(value):
+            if value is MISSING:
+                self.refuse(node, "%s does not exist" % where)
+            elif isinstance(value, types.ModuleType) and not allowed_module(value):
                 self.refuse(node, "%s is the module %s, which is not allowed" % (where, value.__name__))
             elif is_dangerous(value):
                 self.refuse(node, "%s is not allowed: it runs code or reaches the host" % where)
