@@ -103,6 +103,37 @@ def test_str():
 			ParamsSchema: json.RawMessage(`{"type": "object", "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}, "days": {"type": "integer", "minimum": 1}}, "required": ["lat", "lon"]}`),
 			Capabilities: map[string][]string{"http": {"api.open-meteo.com", "xn--bcher-kva.example"}},
 		},
+	}, {
+		name: "everyday standard library use", tool: "top_words",
+		code: `import collections.abc
+import re
+from collections import Counter, abc
+from itertools import islice
+
+DESCRIPTION = "The most common words in a text."
+PARAMS_SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}, "n": {"type": "integer"}}, "required": ["text"]}
+CAPABILITIES = {}
+WORD = r"[a-z']+"
+
+
+def words(text: str) -> "abc.Iterator[str]":
+    pattern = re.compile(WORD, re.IGNORECASE)
+    for m in pattern.finditer(text):
+        yield m.group(0).lower()
+
+
+def run(text, n=3):
+    counts = Counter(words(text))
+    assert isinstance(counts, collections.abc.Mapping)
+    top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join("%s=%d" % kv for kv in islice(top, n))
+`,
+		test: "from top_words import run\n\n\ndef test_top():\n    assert run(\"b a b\", n=1) == \"b=2\"\n",
+		want: Meta{
+			Description:  "The most common words in a text.",
+			ParamsSchema: json.RawMessage(`{"type": "object", "properties": {"text": {"type": "string"}, "n": {"type": "integer"}}, "required": ["text"]}`),
+			Capabilities: map[string][]string{},
+		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

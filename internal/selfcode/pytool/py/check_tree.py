@@ -289,7 +289,7 @@ class Walker(ast.NodeVisitor):
 
     def refuse_decorators(self, node):
         for d in node.decorator_list:
-            self.refuse(d, "decorators are not allowed (they run at import); call the function explicitly")
+            self.refuse(d, "decorators are not allowed (they run at import); write plain functions and classes")
 
     def refuse_async(self, node):
         self.refuse(node, "async code is not supported")
@@ -325,6 +325,8 @@ class Walker(ast.NodeVisitor):
             for n in ast.walk(inner):
                 if "lineno" in n._attributes:
                     n.lineno, n.col_offset = node.lineno, node.col_offset
+                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+                    self.receivers.add(id(n.value))
             self.check_type(inner)
             return self.visit(inner)
         self.refuse(node, "annotations and bases are evaluated at import: write a type (int, "
