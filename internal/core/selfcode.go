@@ -232,7 +232,7 @@ type ToolView struct {
 // BuiltinTools are the built-in tools and their tiers (DESIGN section 3).
 var BuiltinTools = []ToolView{
 	{Name: "get_time", Tier: "free"}, {Name: "read_file", Tier: "free"}, {Name: "list_dir", Tier: "free"},
-	{Name: "eval", Tier: "free"}, {Name: "propose_tool", Tier: "free"},
+	{Name: "eval", Tier: "free"}, {Name: "about", Tier: "free"}, {Name: "propose_tool", Tier: "free"},
 	{Name: "write_file", Tier: "risky"}, {Name: "run_shell", Tier: "risky"}, {Name: "http_get", Tier: "risky"}, {Name: "git", Tier: "risky"},
 }
 

@@ -53,6 +53,7 @@ func Register(reg *worker.Registry, env Env) error {
 		readFileTool,
 		listDirTool,
 		func(e Env) (*worker.Tool, error) { return evalTool(defaultEvalLimits, e.Eval) },
+		aboutTool,
 	} {
 		t, err := build(env)
 		if err != nil {

@@ -157,7 +157,7 @@ func TestRegister(t *testing.T) {
 			t.Errorf("%s: description too short: %q", tool.Name, tool.Description)
 		}
 	}
-	if diff := cmp.Diff([]string{"eval", "get_time", "list_dir", "read_file"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"about", "eval", "get_time", "list_dir", "read_file"}, names); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 
@@ -176,6 +176,7 @@ func TestRegister(t *testing.T) {
 		"read_file": {{"path"}, {"path"}},
 		"list_dir":  {{"path"}, nil},
 		"eval":      {{"code"}, {"code"}},
+		"about":     {{"topic"}, nil},
 	}
 	for _, spec := range reg.Specs() {
 		var p params
@@ -337,6 +338,37 @@ func TestFormatSize(t *testing.T) {
 	} {
 		if got := formatSize(n); got != want {
 			t.Errorf("formatSize(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestAbout(t *testing.T) {
+	t.Parallel()
+	tool, err := aboutTool(Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]string{
+		``:                                 "Topics: providers, approvals, sandbox, files, gate, quarantine, skills, telegram",
+		`{"topic":"providers"}`:            "fallback",
+		`{"topic":"Telegram"}`:             "@BotFather",
+		`{"topic":"quarantine"}`:           "shelldon tools restore",
+		`{"topic":"switch"}`:               "provider.kind",
+		`{"topic":"where do skills live"}`: "",
+	}
+	for args, want := range cases {
+		if args == "" {
+			args = "{}"
+		}
+		out, err := tool.Run(context.Background(), []byte(args))
+		if want == "" {
+			if err == nil || !strings.Contains(err.Error(), "topics:") {
+				t.Errorf("%s: %q %v, want a list of topics", args, out, err)
+			}
+			continue
+		}
+		if err != nil || !strings.Contains(out, want) {
+			t.Errorf("%s: %q %v, want %q", args, out, err, want)
 		}
 	}
 }
