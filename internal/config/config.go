@@ -134,6 +134,12 @@ func DefaultHome(environ []string) (string, error) {
 // and scalars replace), decodes strictly, applies defaults and validates.
 // The process environment in environ wins over .env.
 func Load(home string, environ []string) (*Config, error) {
+	return loadWith(home, environ, nil)
+}
+
+// loadWith is Load, with overlay (when not nil) read in place of the home's
+// config.local.yaml: a candidate overlay is validated before it is written.
+func loadWith(home string, environ []string, overlay []byte) (*Config, error) {
 	home, err := filepath.Abs(home)
 	if err != nil {
 		return nil, fmt.Errorf("config: home: %w", err)
@@ -154,6 +160,9 @@ func Load(home string, environ []string) (*Config, error) {
 	for _, name := range []string{FileConfig, FileOverlay} {
 		path := c.Path(name)
 		data, ok, err := readOptional(path)
+		if name == FileOverlay && overlay != nil {
+			data, ok, err = overlay, true, nil
+		}
 		if err != nil {
 			return nil, err
 		}
