@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/shelldon/shelldon/internal/broker"
 	"github.com/shelldon/shelldon/internal/broker/anthropic"
@@ -44,10 +46,14 @@ type App struct {
 	Store     *store.Store
 	Core      *core.Core
 	Log       *slog.Logger
-	Redactor  *redact.Redactor
+	Redactor  *liveRedactor
 	Providers []provider.Provider
 	Sandbox   *sandbox.Runner
 	Tier      sandbox.Tier
+
+	environ []string
+	model   *liveModel
+	cfgMu   sync.Mutex // guards Config and Providers across live reloads
 }
 
 // Open loads the config of home and starts everything a turn needs.
@@ -56,7 +62,8 @@ func Open(ctx context.Context, home string, environ []string, logw io.Writer, le
 	if err != nil {
 		return nil, err
 	}
-	red := redact.New(cfg.Secrets()...)
+	red := &liveRedactor{}
+	red.set(redact.New(cfg.Secrets()...))
 	if level == 0 {
 		level = parseLevel(cfg.Log.Level)
 	}
@@ -82,7 +89,8 @@ func Open(ctx context.Context, home string, environ []string, logw io.Writer, le
 		st.Close()
 		return nil, err
 	}
-	chain := broker.NewChain(providers, broker.Options{Logger: log})
+	model := &liveModel{}
+	model.set(broker.NewChain(providers, broker.Options{Logger: log}))
 	exe, err := core.Executable()
 	if err != nil {
 		st.Close()
@@ -95,6 +103,8 @@ func Open(ctx context.Context, home string, environ []string, logw io.Writer, le
 	}
 	tier := runner.Probe(ctx)
 	reportTier(log, tier, cfg.Sandbox.AllowDegraded)
+	a := &App{Store: st, Log: log, Redactor: red, Sandbox: runner, Tier: tier, environ: environ, model: model}
+	a.setConfig(cfg, providers)
 	tools, err := selfcode.Open(cfg.Path("tools"), nil)
 	if err != nil {
 		st.Close()
@@ -108,7 +118,7 @@ func Open(ctx context.Context, home string, environ []string, logw io.Writer, le
 	}
 	c, err := core.New(core.Options{
 		Store:   st,
-		Model:   chain,
+		Model:   model,
 		Spawner: spawner,
 		Limits: contracts.Limits{
 			MaxToolCalls: cfg.Agent.MaxToolCalls,
@@ -119,20 +129,22 @@ func Open(ctx context.Context, home string, environ []string, logw io.Writer, le
 		HistoryChars:  cfg.Agent.HistoryChars,
 		ApprovalTTL:   cfg.Approvals.TTL.D(),
 		AllowDegraded: cfg.Sandbox.AllowDegraded,
-		Describe:      describer{workspace: cfg.Workspace}.describe,
+		Describe:      describer{workspace: cfg.Workspace, home: cfg.Home, environ: environ}.describe,
+		Configure:     a.configure,
 		Tools:         tools,
 		Strikes:       cfg.Selfcode.Strikes,
 		System:        cfg.Agent.SystemPrompt,
 		Workspace:     cfg.Workspace,
 		Workers:       cfg.Agent.Workers,
-		Redact:        red.JSONArgs,
+		Redact:        func(s string) string { return red.get().JSONArgs(s) },
 		Logger:        log,
 	})
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	return &App{Config: cfg, Store: st, Core: c, Log: log, Redactor: red, Providers: providers, Sandbox: runner, Tier: tier}, nil
+	a.Core = c
+	return a, nil
 }
 
 // reportTier logs what the sandbox achieved on this kernel, loudly when a
@@ -210,11 +222,11 @@ func parseLevel(s string) slog.Level {
 // redactingHandler removes secrets from every log message and attribute.
 type redactingHandler struct {
 	slog.Handler
-	red *redact.Redactor
+	red *liveRedactor
 }
 
 func (h *redactingHandler) Handle(ctx context.Context, r slog.Record) error {
-	nr := slog.NewRecord(r.Time, r.Level, h.red.String(r.Message), r.PC)
+	nr := slog.NewRecord(r.Time, r.Level, h.red.get().String(r.Message), r.PC)
 	r.Attrs(func(a slog.Attr) bool {
 		nr.AddAttrs(h.redactAttr(a))
 		return true
@@ -225,7 +237,7 @@ func (h *redactingHandler) Handle(ctx context.Context, r slog.Record) error {
 func (h *redactingHandler) redactAttr(a slog.Attr) slog.Attr {
 	switch a.Value.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, h.red.String(a.Value.String()))
+		return slog.String(a.Key, h.red.get().String(a.Value.String()))
 	case slog.KindGroup:
 		attrs := a.Value.Group()
 		out := make([]any, len(attrs))
@@ -234,7 +246,7 @@ func (h *redactingHandler) redactAttr(a slog.Attr) slog.Attr {
 		}
 		return slog.Group(a.Key, out...)
 	case slog.KindAny:
-		return slog.String(a.Key, h.red.String(fmt.Sprint(a.Value.Any())))
+		return slog.String(a.Key, h.red.get().String(fmt.Sprint(a.Value.Any())))
 	}
 	return a
 }
@@ -258,3 +270,12 @@ func homeDir(flag string, environ []string) (string, error) {
 	}
 	return config.DefaultHome(environ)
 }
+
+// liveRedactor is the redactor in force; a config change that brings new
+// secrets swaps it.
+type liveRedactor struct {
+	p atomic.Pointer[redact.Redactor]
+}
+
+func (l *liveRedactor) set(r *redact.Redactor) { l.p.Store(r) }
+func (l *liveRedactor) get() *redact.Redactor  { return l.p.Load() }

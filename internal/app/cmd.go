@@ -66,6 +66,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []st
 		env.auditCmd(),
 		env.approvalsCmd(),
 		env.toolsCmd(),
+		env.configCmd(),
 		&cobra.Command{
 			Use:   "version",
 			Short: "Print the version",
@@ -213,7 +214,7 @@ func (e cmdEnv) serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			api, err := web.New(web.Options{Chat: a.Core, Approvals: a.Core, Tools: a.Core, Audit: a.Store, Token: token, Logger: a.Log})
+			api, err := web.New(web.Options{Chat: a.Core, Approvals: a.Core, Tools: a.Core, Settings: a, Audit: a.Store, Token: token, Logger: a.Log})
 			if err != nil {
 				return err
 			}

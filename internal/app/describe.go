@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/shelldon/shelldon/internal/config"
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/netguard"
 	"github.com/shelldon/shelldon/internal/worker/risky"
@@ -18,6 +19,8 @@ import (
 // model.
 type describer struct {
 	workspace string
+	home      string
+	environ   []string
 }
 
 func (d describer) describe(ctx context.Context, call contracts.ToolCall) []string {
@@ -60,6 +63,17 @@ func (d describer) describe(ctx context.Context, call contracts.ToolCall) []stri
 			return []string{"Would be refused: " + err.Error()}
 		}
 		return []string{"Runs exactly: " + argv, "In the sandbox, in " + d.workspace + ", with hooks, pagers, editors and external programs disabled"}
+	case "update_config":
+		changes, _ := args["changes"].(map[string]any)
+		o, err := config.PrepareOverlay(d.home, d.environ, changes)
+		if err != nil {
+			return []string{"Would be refused: " + err.Error()}
+		}
+		diff := o.Diff()
+		if len(diff) == 0 {
+			return []string{"Changes nothing in the effective config"}
+		}
+		return append([]string{"Changes to the effective config (written to config.local.yaml, applied from the next turn):"}, diff...)
 	case "run_shell":
 		return []string{
 			"Runs: /bin/sh -c <command>, in the sandbox (no network, only the workspace writable)",

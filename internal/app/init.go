@@ -84,7 +84,7 @@ func (e cmdEnv) initCmd() *cobra.Command {
 						return err
 					}
 					if key != "" {
-						if err := setDotenv(filepath.Join(home, ".env"), keyEnv, key); err != nil {
+						if err := config.SetSecret(home, keyEnv, key); err != nil {
 							return err
 						}
 						fmt.Fprintf(e.stdout, "Saved %s in %s/.env.\n", keyEnv, home)
@@ -132,26 +132,4 @@ func readSecret(prompt string) (string, error) {
 		return "", fmt.Errorf("read secret: %w", err)
 	}
 	return strings.TrimSpace(s), nil
-}
-
-// setDotenv sets name=value in the .env file at path, keeping its other
-// lines, atomically and with mode 0600. The value is never printed.
-func setDotenv(path, name, value string) error {
-	if strings.ContainsAny(value, "\n\r\x00") {
-		return fmt.Errorf("the value of %s contains a line break or NUL", name)
-	}
-	var lines []string
-	if data, err := os.ReadFile(path); err == nil {
-		for _, l := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
-			k, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(l), "export "), "=")
-			if strings.TrimSpace(k) != name {
-				lines = append(lines, l)
-			}
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	quoted := `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(value) + `"`
-	lines = append(lines, name+"="+quoted)
-	return config.WriteFileAtomic(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
 }

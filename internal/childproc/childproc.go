@@ -100,7 +100,7 @@ func buildTools(job contracts.Job, d worker.Daemon) (*worker.Registry, func(), e
 		ws.Close()
 		return nil, nil, err
 	}
-	if err := risky.Register(reg, risky.Env{Workspace: ws, Sandbox: runner, AllowDegraded: job.AllowDegraded}); err != nil {
+	if err := risky.Register(reg, risky.Env{Workspace: ws, Sandbox: runner, AllowDegraded: job.AllowDegraded, Config: d}); err != nil {
 		ws.Close()
 		return nil, nil, err
 	}

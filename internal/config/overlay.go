@@ -9,51 +9,14 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/shelldon/shelldon/internal/contracts"
 )
 
-// AgentKeys are the config keys the agent may propose to change with
-// update_config (the owner approves each diff). Everything else (the
-// workspace, the server, the sandbox, Telegram) is the owner's alone.
-var AgentKeys = []string{
-	"provider", "fallback", "agent.max_tool_calls", "agent.turn_budget", "agent.reserve",
-	"agent.history_chars", "agent.system_prompt", "agent.workers", "approvals.ttl", "log.level",
-	"selfcode.strikes",
-}
+// CheckAgentChanges refuses changes outside contracts.AgentConfigKeys.
+func CheckAgentChanges(changes map[string]any) error { return contracts.CheckAgentConfig(changes) }
 
-// keyEnvRe is what an api_key_env the agent proposes must look like: a
-// variable meant for a model key, never shelldon's or Telegram's tokens.
-var keyEnvRe = regexp.MustCompile(`^[A-Z][A-Z0-9_]*_API_KEY$`)
-
-// CheckAgentChanges refuses changes outside AgentKeys, and key variables
-// that do not look like a model API key.
-func CheckAgentChanges(changes map[string]any) error {
-	var bad []string
-	for _, k := range flatten("", changes) {
-		if !allowedKey(k.key) {
-			bad = append(bad, k.key)
-		}
-		if strings.HasSuffix(k.key, "api_key_env") {
-			if s, ok := k.value.(string); !ok || (s != "" && !keyEnvRe.MatchString(s)) {
-				return fmt.Errorf("%s: %v is not the name of a model API key variable (like ANTHROPIC_API_KEY)", k.key, k.value)
-			}
-		}
-	}
-	if len(bad) > 0 {
-		sort.Strings(bad)
-		return fmt.Errorf("only the owner may change %s; the agent may change: %s", strings.Join(bad, ", "), strings.Join(AgentKeys, ", "))
-	}
-	return nil
-}
-
-func allowedKey(key string) bool {
-	for _, a := range AgentKeys {
-		if key == a || strings.HasPrefix(key, a+".") || strings.HasPrefix(key, a+"[") {
-			return true
-		}
-	}
-	return false
-}
-
+// flatKey is one leaf of a nested map.
 type flatKey struct {
 	key   string
 	value any

@@ -57,7 +57,7 @@ func (c *Core) park(ctx context.Context, chat string, turn int64, p contracts.Pe
 	a := store.Approval{
 		ID: store.NewApprovalID(), Kind: store.KindToolCall, Chat: chat, Turn: turn,
 		Tool: p.Call.Name, Args: p.Call.Arguments, ArgsHash: hash,
-		Summary: c.render(ctx, p), Pending: p, CreatedAt: now, ExpiresAt: now.Add(c.opts.ApprovalTTL),
+		Summary: c.render(ctx, p), Pending: p, CreatedAt: now, ExpiresAt: now.Add(c.tuning().ApprovalTTL),
 		State: store.ApprovalPending,
 	}
 	if err := c.opts.Store.CreateApproval(context.WithoutCancel(ctx), a); err != nil {

@@ -9,10 +9,12 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shelldon/shelldon/internal/contracts"
@@ -41,6 +43,9 @@ type Options struct {
 	// AllowDegraded is the owner's sandbox.allow_degraded, passed to each
 	// worker for the sandboxed tools.
 	AllowDegraded bool
+	// Configure applies an owner-approved config change (update_config)
+	// and returns the diff; nil means the tool is unavailable.
+	Configure func(ctx context.Context, changes json.RawMessage) ([]string, error)
 	// Tools is the directory of self-coded tools; nil means none.
 	Tools *selfcode.Dir
 	// Strikes is how many failed calls quarantine a self-coded tool
@@ -56,12 +61,13 @@ type Options struct {
 
 // Core runs turns. It is safe for concurrent use.
 type Core struct {
-	opts  Options
-	disc  discovery
-	notes notes
-	slots chan struct{}
-	log   *slog.Logger
-	now   func() time.Time
+	tuneMu sync.RWMutex // guards the tunable fields of opts (see Tune)
+	opts   Options
+	disc   discovery
+	notes  notes
+	slots  chan struct{}
+	log    *slog.Logger
+	now    func() time.Time
 }
 
 // New returns a Core.
@@ -157,7 +163,8 @@ func (c *Core) release() { <-c.slots }
 func (c *Core) runTurn(ctx context.Context, chat, text string, resume *contracts.Resume, ev Events) (Outcome, error) {
 	st := c.opts.Store
 	// The history is read before this turn begins, so it holds earlier turns only.
-	history, err := st.History(ctx, chat, c.opts.HistoryChars)
+	tun := c.tuning()
+	history, err := st.History(ctx, chat, tun.HistoryChars)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("core: load history of %q: %w", chat, err)
 	}
@@ -166,14 +173,14 @@ func (c *Core) runTurn(ctx context.Context, chat, text string, resume *contracts
 	if err != nil {
 		return Outcome{}, fmt.Errorf("core: begin turn: %w", err)
 	}
-	lim := c.opts.Limits
+	lim := tun.Limits
 	if lim.Budget <= 0 {
 		lim.Budget = 25 * time.Second
 	}
 	job := contracts.Job{
-		Chat: chat, Turn: turn, System: c.opts.System, History: history, Input: text,
+		Chat: chat, Turn: turn, System: tun.System, History: history, Input: text,
 		Workspace: c.opts.Workspace, Limits: lim, Deadline: started.Add(lim.Budget), Resume: resume,
-		AllowDegraded: c.opts.AllowDegraded, SelfTools: c.discover(),
+		AllowDegraded: tun.AllowDegraded, SelfTools: c.discover(),
 	}
 	res, runErr := c.runWorker(ctx, job, ev)
 	end := store.TurnEnd{
@@ -264,6 +271,7 @@ func (c *Core) runWorker(ctx context.Context, job contracts.Job, ev Events) (con
 	defer cancelModel()
 	cancelled := ctx.Done()
 	var grace <-chan time.Time
+	configured := false // an approved update_config applies once
 	for {
 		select {
 		case <-cancelled:
@@ -291,6 +299,20 @@ func (c *Core) runWorker(ctx context.Context, job contracts.Job, ev Events) (con
 					return contracts.Result{}, err
 				}
 				c.toolEvent(ctx, job, te, ev)
+			case wire.TypeConfigure:
+				var msg wire.ConfigureMsg
+				if err := f.Decode(&msg); err != nil {
+					return contracts.Result{}, err
+				}
+				reply := wire.ConfiguredMsg{Seq: msg.Seq}
+				diff, err := c.configure(ctx, job, msg.Changes, &configured)
+				if err != nil {
+					reply.Error = err.Error()
+				}
+				reply.Diff = diff
+				if err := conn.Send(wire.TypeConfigured, reply); err != nil {
+					c.log.Debug("send configured to worker", "err", err)
+				}
 			case wire.TypePropose:
 				var msg wire.ProposeMsg
 				if err := f.Decode(&msg); err != nil {
@@ -359,5 +381,63 @@ func (c *Core) toolEvent(ctx context.Context, job contracts.Job, te contracts.To
 	}
 	if ev.Tool != nil {
 		ev.Tool(te)
+	}
+}
+
+// configure carries out an update_config, only as the approved call this
+// worker was resumed to run: the changes must be exactly the approved
+// arguments, and they apply once.
+func (c *Core) configure(ctx context.Context, job contracts.Job, changes json.RawMessage, done *bool) ([]string, error) {
+	r := job.Resume
+	if r == nil || !r.Approved || r.Call.Name != "update_config" || *done {
+		return nil, errors.New("update_config runs only as the call the owner approved")
+	}
+	got, err := contracts.CanonicalArgs(`{"changes":` + string(changes) + `}`)
+	if err != nil || got != r.Call.Arguments {
+		return nil, errors.New("the changes are not the ones the owner approved")
+	}
+	if c.opts.Configure == nil {
+		return nil, errors.New("update_config is not available")
+	}
+	*done = true
+	diff, err := c.opts.Configure(ctx, changes)
+	if err != nil {
+		return nil, err
+	}
+	c.audit(ctx, job.Chat, job.Turn, "config_changed", "update_config", string(changes), strings.Join(diff, "; "), true, 0)
+	return diff, nil
+}
+
+// tuning reads the tunable settings.
+func (c *Core) tuning() Tuning {
+	c.tuneMu.RLock()
+	defer c.tuneMu.RUnlock()
+	return Tuning{Limits: c.opts.Limits, System: c.opts.System, HistoryChars: c.opts.HistoryChars,
+		ApprovalTTL: c.opts.ApprovalTTL, AllowDegraded: c.opts.AllowDegraded, Strikes: c.opts.Strikes}
+}
+
+// Tuning is what a config change can alter in a running core.
+type Tuning struct {
+	Limits        contracts.Limits
+	System        string
+	HistoryChars  int
+	ApprovalTTL   time.Duration
+	AllowDegraded bool
+	Strikes       int
+}
+
+// Tune applies new settings from the next turn on.
+func (c *Core) Tune(t Tuning) {
+	c.tuneMu.Lock()
+	defer c.tuneMu.Unlock()
+	c.opts.Limits, c.opts.System, c.opts.AllowDegraded = t.Limits, t.System, t.AllowDegraded
+	if t.HistoryChars > 0 {
+		c.opts.HistoryChars = t.HistoryChars
+	}
+	if t.ApprovalTTL > 0 {
+		c.opts.ApprovalTTL = t.ApprovalTTL
+	}
+	if t.Strikes > 0 {
+		c.opts.Strikes = t.Strikes
 	}
 }

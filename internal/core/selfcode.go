@@ -46,7 +46,7 @@ func (c *Core) propose(ctx context.Context, job contracts.Job, p contracts.Propo
 	a := store.Approval{
 		ID: store.NewApprovalID(), Kind: KindPromotion, Chat: job.Chat, Turn: job.Turn,
 		Tool: name, Args: fmt.Sprintf(`{"name":%q,"version":%d}`, name, m.Version), ArgsHash: m.Hash,
-		Summary: renderPromotion(m, p), CreatedAt: now, ExpiresAt: now.Add(c.opts.ApprovalTTL),
+		Summary: renderPromotion(m, p), CreatedAt: now, ExpiresAt: now.Add(c.tuning().ApprovalTTL),
 		Pending: contracts.Pending{Call: contracts.ToolCall{Name: name}},
 	}
 	if err := c.opts.Store.CreateApproval(context.WithoutCancel(ctx), a); err != nil {
@@ -179,8 +179,9 @@ func (c *Core) strike(ctx context.Context, job contracts.Job, te contracts.ToolE
 		c.log.Error("strike", "tool", st.Name, "err", err)
 		return
 	}
-	c.audit(ctx, job.Chat, job.Turn, auditStrike, st.Name, "", fmt.Sprintf("v%d strike %d of %d: %s", st.Version, n, c.opts.Strikes, te.Summary), false, 0)
-	if n < c.opts.Strikes {
+	limit := c.tuning().Strikes
+	c.audit(ctx, job.Chat, job.Turn, auditStrike, st.Name, "", fmt.Sprintf("v%d strike %d of %d: %s", st.Version, n, limit, te.Summary), false, 0)
+	if n < limit {
 		return
 	}
 	if err := c.opts.Tools.Quarantine(st.Name); err != nil {

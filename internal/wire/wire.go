@@ -33,6 +33,8 @@ const (
 	TypeCancel     = "cancel"     // daemon → worker: end the turn now with what it has
 	TypePropose    = "propose"    // worker → daemon: ProposeMsg, a tool whose gate passed
 	TypeProposed   = "proposed"   // daemon → worker: ProposedMsg, or Error
+	TypeConfigure  = "configure"  // worker → daemon: ConfigureMsg, an approved update_config
+	TypeConfigured = "configured" // daemon → worker: ConfiguredMsg
 )
 
 // Frame is one message. Body holds the JSON of the type's payload; Error is
@@ -162,4 +164,17 @@ type ProposedMsg struct {
 	Seq      int64              `json:"seq"`
 	Proposed contracts.Proposed `json:"proposed"`
 	Error    string             `json:"error,omitempty"`
+}
+
+// ConfigureMsg is the body of a TypeConfigure frame.
+type ConfigureMsg struct {
+	Seq     int64           `json:"seq"`
+	Changes json.RawMessage `json:"changes"`
+}
+
+// ConfiguredMsg is the body of a TypeConfigured frame.
+type ConfiguredMsg struct {
+	Seq   int64    `json:"seq"`
+	Diff  []string `json:"diff,omitempty"`
+	Error string   `json:"error,omitempty"`
 }

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,8 @@ type Daemon interface {
 	// Propose hands over a tool whose gate passed, to be staged and put
 	// before the owner.
 	Propose(ctx context.Context, p contracts.Proposal) (contracts.Proposed, error)
+	// Configure applies the config change the owner approved.
+	Configure(ctx context.Context, changes json.RawMessage) ([]string, error)
 }
 
 // Serve runs one turn in the worker process: it reads the Job from conn,
@@ -41,7 +44,7 @@ func Serve(ctx context.Context, conn *wire.Conn, build Builder, redact func(stri
 	if err := first.Decode(&job); err != nil {
 		return err
 	}
-	rm := &remoteModel{conn: conn, replies: make(chan wire.CompletionMsg, 1), proposed: make(chan wire.ProposedMsg, 1)}
+	rm := newRemote(conn)
 	reg, release, err := build(job, rm)
 	if err != nil {
 		conn.SendError(wire.TypeResult, fmt.Sprintf("worker: build tools: %v", err))
@@ -72,14 +75,15 @@ func Serve(ctx context.Context, conn *wire.Conn, build Builder, redact func(stri
 	return nil
 }
 
-// remoteModel asks the daemon for completions, and proposals, over the
-// frame pipe.
+// remoteModel asks the daemon for completions, proposals and config
+// changes over the frame pipe. Each request carries a sequence number; the
+// answer with the same number goes to the request waiting for it.
 type remoteModel struct {
-	conn     *wire.Conn
-	replies  chan wire.CompletionMsg
-	proposed chan wire.ProposedMsg
-	mu       sync.Mutex
-	seq      int64
+	conn    *wire.Conn
+	mu      sync.Mutex
+	seq     int64
+	pending map[int64]chan wire.Frame
+	closed  bool
 }
 
 var (
@@ -87,67 +91,104 @@ var (
 	_ Daemon = (*remoteModel)(nil)
 )
 
-func (m *remoteModel) next() int64 {
+func newRemote(conn *wire.Conn) *remoteModel {
+	return &remoteModel{conn: conn, pending: map[int64]chan wire.Frame{}}
+}
+
+// call sends one request and waits for its answer.
+func (m *remoteModel) call(ctx context.Context, typ string, body func(seq int64) any) (wire.Frame, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	if m.closed {
+		m.mu.Unlock()
+		return wire.Frame{}, errors.New("the daemon closed the pipe")
+	}
 	m.seq++
-	return m.seq
+	seq := m.seq
+	ch := make(chan wire.Frame, 1)
+	m.pending[seq] = ch
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		delete(m.pending, seq)
+		m.mu.Unlock()
+	}()
+	if err := m.conn.Send(typ, body(seq)); err != nil {
+		return wire.Frame{}, err
+	}
+	select {
+	case <-ctx.Done():
+		return wire.Frame{}, ctx.Err()
+	case f, ok := <-ch:
+		if !ok {
+			return wire.Frame{}, errors.New("the daemon closed the pipe")
+		}
+		return f, nil
+	}
 }
 
 // Propose sends a proposal and waits for the daemon's answer.
 func (m *remoteModel) Propose(ctx context.Context, p contracts.Proposal) (contracts.Proposed, error) {
-	seq := m.next()
-	if err := m.conn.Send(wire.TypePropose, wire.ProposeMsg{Seq: seq, Proposal: p}); err != nil {
+	f, err := m.call(ctx, wire.TypePropose, func(seq int64) any { return wire.ProposeMsg{Seq: seq, Proposal: p} })
+	if err != nil {
 		return contracts.Proposed{}, err
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return contracts.Proposed{}, ctx.Err()
-		case r, ok := <-m.proposed:
-			if !ok {
-				return contracts.Proposed{}, errors.New("the daemon closed the pipe")
-			}
-			if r.Seq != seq {
-				continue
-			}
-			if r.Error != "" {
-				return contracts.Proposed{}, errors.New(r.Error)
-			}
-			return r.Proposed, nil
-		}
+	var msg wire.ProposedMsg
+	if err := f.Decode(&msg); err != nil {
+		return contracts.Proposed{}, err
 	}
+	if msg.Error != "" {
+		return contracts.Proposed{}, errors.New(msg.Error)
+	}
+	return msg.Proposed, nil
+}
+
+// Configure asks the daemon to apply the config change the owner approved
+// (update_config) and returns what changed.
+func (m *remoteModel) Configure(ctx context.Context, changes json.RawMessage) ([]string, error) {
+	f, err := m.call(ctx, wire.TypeConfigure, func(seq int64) any { return wire.ConfigureMsg{Seq: seq, Changes: changes} })
+	if err != nil {
+		return nil, err
+	}
+	var msg wire.ConfiguredMsg
+	if err := f.Decode(&msg); err != nil {
+		return nil, err
+	}
+	if msg.Error != "" {
+		return nil, errors.New(msg.Error)
+	}
+	return msg.Diff, nil
 }
 
 func (m *remoteModel) Complete(ctx context.Context, req contracts.Request) (contracts.Completion, error) {
-	seq := m.next()
-	if err := m.conn.Send(wire.TypeComplete, wire.CompleteMsg{Seq: seq, Request: req}); err != nil {
+	f, err := m.call(ctx, wire.TypeComplete, func(seq int64) any { return wire.CompleteMsg{Seq: seq, Request: req} })
+	if err != nil {
 		return contracts.Completion{}, err
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return contracts.Completion{}, ctx.Err()
-		case r, ok := <-m.replies:
-			if !ok {
-				return contracts.Completion{}, errors.New("the daemon closed the pipe")
-			}
-			if r.Seq != seq {
-				continue // the answer to a call this turn already gave up on
-			}
-			if r.Error != "" {
-				return r.Completion, errors.New(r.Error)
-			}
-			return r.Completion, nil
-		}
+	var msg wire.CompletionMsg
+	if err := f.Decode(&msg); err != nil {
+		return contracts.Completion{}, err
 	}
+	if f.Error != "" {
+		msg.Error = f.Error
+	}
+	if msg.Error != "" {
+		return msg.Completion, errors.New(msg.Error)
+	}
+	return msg.Completion, nil
 }
 
-// readLoop routes the daemon's frames: completions to Complete, a cancel (or
-// the pipe closing) to the turn's context.
+// readLoop routes the daemon's frames: answers to the request waiting for
+// them, a cancel (or the pipe closing) to the turn's context.
 func (m *remoteModel) readLoop(ctx context.Context, cancel context.CancelFunc, logger *slog.Logger) {
-	defer close(m.replies)
-	defer close(m.proposed)
+	defer func() {
+		m.mu.Lock()
+		m.closed = true
+		for seq, ch := range m.pending {
+			close(ch)
+			delete(m.pending, seq)
+		}
+		m.mu.Unlock()
+	}()
 	for {
 		f, err := m.conn.Recv()
 		if err != nil {
@@ -157,37 +198,23 @@ func (m *remoteModel) readLoop(ctx context.Context, cancel context.CancelFunc, l
 			cancel()
 			return
 		}
-		switch f.Type {
-		case wire.TypeCancel:
+		if f.Type == wire.TypeCancel {
 			cancel()
-		case wire.TypeCompletion:
-			var msg wire.CompletionMsg
-			if err := f.Decode(&msg); err != nil {
-				msg.Error = err.Error()
-			}
-			if f.Error != "" {
-				msg.Error = f.Error
-			}
-			select {
-			case m.replies <- msg:
-			case <-ctx.Done():
-				return
-			}
-		case wire.TypeProposed:
-			var msg wire.ProposedMsg
-			if err := f.Decode(&msg); err != nil {
-				msg.Error = err.Error()
-			}
-			if f.Error != "" {
-				msg.Error = f.Error
-			}
-			select {
-			case m.proposed <- msg:
-			case <-ctx.Done():
-				return
-			}
+			continue
+		}
+		var hdr struct {
+			Seq int64 `json:"seq"`
+		}
+		json.Unmarshal(f.Body, &hdr)
+		m.mu.Lock()
+		ch, ok := m.pending[hdr.Seq]
+		m.mu.Unlock()
+		if !ok {
+			continue // the answer to a request this turn already gave up on
+		}
+		select {
+		case ch <- f:
 		default:
-			logger.Warn("worker: unexpected frame", "type", f.Type)
 		}
 	}
 }

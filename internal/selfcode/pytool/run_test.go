@@ -116,9 +116,9 @@ def test_sleeps():
 def test_after():
     assert True
 `,
-		timeout:  2 * time.Second,
+		timeout:  8 * time.Second, // room for a loaded machine
 		want:     []result{{"test_sleeps", false}, {"test_after", true}},
-		messages: map[string]string{"test_sleeps": "timed out after 1s"},
+		messages: map[string]string{"test_sleeps": "timed out after 4s"},
 	}, {
 		name: "a test that swallows the timeout is stopped",
 		test: `def test_stubborn():
@@ -132,10 +132,10 @@ def test_after():
 def test_never():
     assert True
 `,
-		timeout:  2 * time.Second,
+		timeout:  8 * time.Second, // room for a loaded machine
 		want:     []result{{"test_stubborn", false}, {"test_never", false}},
 		messages: map[string]string{"test_stubborn": "did not stop", "test_never": "not run"},
-		error:    "test_stubborn did not stop at its 1s time limit",
+		error:    "test_stubborn did not stop at its 4s time limit",
 	}, {
 		name: "a test that swallows the timeout and returns still fails",
 		test: `def test_sly():
@@ -145,7 +145,8 @@ def test_never():
     except BaseException:
         return
 `,
-		timeout:  2 * time.Second,
+		// Room for a loaded machine: the alarm fires at half of this.
+		timeout:  8 * time.Second,
 		want:     []result{{"test_sly", false}},
 		messages: map[string]string{"test_sly": "the test caught the timeout"},
 	}, {

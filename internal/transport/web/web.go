@@ -39,6 +39,12 @@ type ToolLister interface {
 	ToolAction(ctx context.Context, action, name, by string) (string, error)
 }
 
+// Settings reads and changes the owner's settings.
+type Settings interface {
+	Settings() map[string]any
+	ApplySettings(ctx context.Context, changes map[string]any, secrets map[string]string) ([]string, error)
+}
+
 // AuditReader reads the audit trail.
 type AuditReader interface {
 	Audit(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, error)
@@ -49,6 +55,7 @@ type Server struct {
 	chat   Chatter
 	appr   Approver
 	tools  ToolLister
+	sets   Settings
 	audit  AuditReader
 	token  []byte
 	log    *slog.Logger
@@ -61,6 +68,7 @@ type Options struct {
 	Chat      Chatter
 	Approvals Approver
 	Tools     ToolLister
+	Settings  Settings
 	Audit     AuditReader
 	Token     string // the bearer token every /api call must carry
 	Logger    *slog.Logger
@@ -72,7 +80,7 @@ func New(opts Options) (*Server, error) {
 	if len(opts.Token) < 16 {
 		return nil, errors.New("web: the API token must be at least 16 characters")
 	}
-	s := &Server{chat: opts.Chat, appr: opts.Approvals, tools: opts.Tools, audit: opts.Audit, token: []byte(opts.Token), log: opts.Logger, health: opts.Health}
+	s := &Server{chat: opts.Chat, appr: opts.Approvals, tools: opts.Tools, sets: opts.Settings, audit: opts.Audit, token: []byte(opts.Token), log: opts.Logger, health: opts.Health}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -82,6 +90,8 @@ func New(opts Options) (*Server, error) {
 	mux.Handle("GET /api/audit", s.auth(http.HandlerFunc(s.getAudit)))
 	mux.Handle("GET /api/approvals", s.auth(http.HandlerFunc(s.getApprovals)))
 	mux.Handle("GET /api/tools", s.auth(http.HandlerFunc(s.getTools)))
+	mux.Handle("GET /api/settings", s.auth(http.HandlerFunc(s.getSettings)))
+	mux.Handle("POST /api/settings", s.auth(http.HandlerFunc(s.postSettings)))
 	mux.Handle("GET /api/tools/{name}", s.auth(http.HandlerFunc(s.getTool)))
 	mux.Handle("POST /api/tools/{name}/{action}", s.auth(http.HandlerFunc(s.postToolAction)))
 	mux.Handle("POST /api/approvals/{id}", s.auth(http.HandlerFunc(s.postApproval)))
@@ -237,6 +247,46 @@ func (s *Server) postToolAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"message": msg})
+}
+
+func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) {
+	if s.sets == nil {
+		writeError(w, http.StatusNotFound, "not_found", "settings are not available")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"config": s.sets.Settings()})
+}
+
+type settingsRequest struct {
+	Config  map[string]any    `json:"config"`
+	Secrets map[string]string `json:"secrets"`
+}
+
+// postSettings merges config changes into config.local.yaml and secrets
+// into .env, validated first, applied at once. Secret values are never
+// echoed, not even in errors.
+func (s *Server) postSettings(w http.ResponseWriter, r *http.Request) {
+	if s.sets == nil {
+		writeError(w, http.StatusNotFound, "not_found", "settings are not available")
+		return
+	}
+	var req settingsRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if len(req.Config) == 0 && len(req.Secrets) == 0 {
+		writeError(w, http.StatusBadRequest, "bad_request", `send {"config": {...}} and/or {"secrets": {"NAME": "value"}}`)
+		return
+	}
+	diff, err := s.sets.ApplySettings(r.Context(), req.Config, req.Secrets)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", err.Error())
+		return
+	}
+	if diff == nil {
+		diff = []string{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"changed": diff, "config": s.sets.Settings()})
 }
 
 type decision struct {

@@ -1,5 +1,5 @@
 // Package risky holds the RISKY built-in tools of DESIGN section 3:
-// write_file, run_shell, http_get and git. Each call runs only after the
+// write_file, run_shell, http_get and git, and update_config. Each call runs only after the
 // owner approved exactly that call (the worker's loop parks the turn; see
 // package worker); each tool also keeps its own guards, approved or not:
 // write_file the workspace jail and its protected names, run_shell and git
@@ -33,6 +33,8 @@ type Env struct {
 	AllowDegraded bool
 	// HTTP is http_get's client; nil means the default SSRF-safe one.
 	HTTP *netguard.Client
+	// Config applies an approved update_config (the daemon).
+	Config Configurer
 }
 
 // Register adds the RISKY tools to reg.
@@ -40,7 +42,7 @@ func Register(reg *worker.Registry, env Env) error {
 	if env.Workspace == nil || env.Sandbox == nil {
 		return fmt.Errorf("risky: the workspace and the sandbox are required")
 	}
-	for _, build := range []func(Env) (*worker.Tool, error){runShellTool, writeFileTool, httpGetTool, gitTool} {
+	for _, build := range []func(Env) (*worker.Tool, error){runShellTool, writeFileTool, httpGetTool, gitTool, updateConfigTool} {
 		t, err := build(env)
 		if err != nil {
 			return fmt.Errorf("risky: %w", err)
