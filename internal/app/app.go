@@ -30,6 +30,7 @@ import (
 	"github.com/shelldon/shelldon/internal/redact"
 	"github.com/shelldon/shelldon/internal/sandbox"
 	"github.com/shelldon/shelldon/internal/selfcode"
+	"github.com/shelldon/shelldon/internal/skill"
 )
 
 // File names inside the home.
@@ -110,6 +111,11 @@ func Open(ctx context.Context, home string, environ []string, logw io.Writer, le
 		st.Close()
 		return nil, err
 	}
+	skills, err := skill.Open(cfg.Path("skills"), bundled())
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	var spawner core.Spawner = &core.SandboxSpawner{Runner: runner, Path: exe, Args: childproc.WorkerArgs,
 		Env: core.WorkerEnv(environ), Workspace: cfg.Workspace, ReadOnly: []string{tools.LiveDir()}, Logger: log}
 	if runtime.GOOS != "linux" {
@@ -132,6 +138,7 @@ func Open(ctx context.Context, home string, environ []string, logw io.Writer, le
 		Describe:      describer{workspace: cfg.Workspace, home: cfg.Home, environ: environ}.describe,
 		Configure:     a.configure,
 		Tools:         tools,
+		Skills:        skillStore{lib: skills},
 		Strikes:       cfg.Selfcode.Strikes,
 		System:        cfg.Agent.SystemPrompt,
 		Workspace:     cfg.Workspace,

@@ -67,6 +67,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []st
 		env.approvalsCmd(),
 		env.toolsCmd(),
 		env.configCmd(),
+		env.skillsCmd(),
 		&cobra.Command{
 			Use:   "version",
 			Short: "Print the version",

@@ -20,6 +20,7 @@ import (
 	"github.com/shelldon/shelldon/internal/worker/builtin"
 	"github.com/shelldon/shelldon/internal/worker/risky"
 	"github.com/shelldon/shelldon/internal/worker/selftools"
+	"github.com/shelldon/shelldon/internal/worker/skilltools"
 	"github.com/shelldon/shelldon/internal/workspace"
 )
 
@@ -106,6 +107,10 @@ func buildTools(job contracts.Job, d worker.Daemon) (*worker.Registry, func(), e
 	}
 	exe, err := os.Executable()
 	if err != nil {
+		ws.Close()
+		return nil, nil, err
+	}
+	if err := skilltools.Register(reg, d); err != nil {
 		ws.Close()
 		return nil, nil, err
 	}

@@ -194,6 +194,15 @@ type Proposed struct {
 	Hash       string `json:"hash"`
 }
 
+// SkillRequest is a skills tool's request to the daemon, which keeps the
+// skills (outside the worker's view).
+type SkillRequest struct {
+	Op          string `json:"op"` // "list", "use", "create" or "update"
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+	Body        string `json:"body,omitempty"`
+}
+
 // Limits bound one turn.
 type Limits struct {
 	MaxToolCalls int           `json:"max_tool_calls"` // tool executions per turn
@@ -218,6 +227,9 @@ type Job struct {
 	AllowDegraded bool `json:"allow_degraded,omitempty"`
 	// SelfTools are the live self-coded tools this turn offers.
 	SelfTools []SelfTool `json:"self_tools,omitempty"`
+	// SkillCatalog lists the skills ("name: description" lines) for the
+	// system prompt.
+	SkillCatalog string `json:"skill_catalog,omitempty"`
 }
 
 // ToolEvent reports one tool execution as it happens, for display and audit.

@@ -23,6 +23,12 @@ import (
 	"github.com/shelldon/shelldon/internal/wire"
 )
 
+// SkillStore keeps the skills.
+type SkillStore interface {
+	Catalog() string
+	Do(ctx context.Context, req contracts.SkillRequest) (string, error)
+}
+
 // Completer makes one model call. The broker's fallback chain implements it.
 type Completer interface {
 	Complete(ctx context.Context, req contracts.Request, onText func(delta string)) (contracts.Completion, error)
@@ -46,6 +52,8 @@ type Options struct {
 	// Configure applies an owner-approved config change (update_config)
 	// and returns the diff; nil means the tool is unavailable.
 	Configure func(ctx context.Context, changes json.RawMessage) ([]string, error)
+	// Skills serves the skills tools and the catalog; nil means none.
+	Skills SkillStore
 	// Tools is the directory of self-coded tools; nil means none.
 	Tools *selfcode.Dir
 	// Strikes is how many failed calls quarantine a self-coded tool
@@ -180,7 +188,7 @@ func (c *Core) runTurn(ctx context.Context, chat, text string, resume *contracts
 	job := contracts.Job{
 		Chat: chat, Turn: turn, System: tun.System, History: history, Input: text,
 		Workspace: c.opts.Workspace, Limits: lim, Deadline: started.Add(lim.Budget), Resume: resume,
-		AllowDegraded: tun.AllowDegraded, SelfTools: c.discover(),
+		AllowDegraded: tun.AllowDegraded, SelfTools: c.discover(), SkillCatalog: c.catalog(),
 	}
 	res, runErr := c.runWorker(ctx, job, ev)
 	end := store.TurnEnd{
@@ -299,6 +307,22 @@ func (c *Core) runWorker(ctx context.Context, job contracts.Job, ev Events) (con
 					return contracts.Result{}, err
 				}
 				c.toolEvent(ctx, job, te, ev)
+			case wire.TypeSkill:
+				var msg wire.SkillMsg
+				if err := f.Decode(&msg); err != nil {
+					return contracts.Result{}, err
+				}
+				reply := wire.SkillDoneMsg{Seq: msg.Seq}
+				if c.opts.Skills == nil {
+					reply.Error = "skills are not available"
+				} else if out, err := c.opts.Skills.Do(ctx, msg.Request); err != nil {
+					reply.Error = err.Error()
+				} else {
+					reply.Result = out
+				}
+				if err := conn.Send(wire.TypeSkillDone, reply); err != nil {
+					c.log.Debug("send skill answer to worker", "err", err)
+				}
 			case wire.TypeConfigure:
 				var msg wire.ConfigureMsg
 				if err := f.Decode(&msg); err != nil {
@@ -440,4 +464,11 @@ func (c *Core) Tune(t Tuning) {
 	if t.Strikes > 0 {
 		c.opts.Strikes = t.Strikes
 	}
+}
+
+func (c *Core) catalog() string {
+	if c.opts.Skills == nil {
+		return ""
+	}
+	return c.opts.Skills.Catalog()
 }

@@ -35,6 +35,8 @@ const (
 	TypeProposed   = "proposed"   // daemon → worker: ProposedMsg, or Error
 	TypeConfigure  = "configure"  // worker → daemon: ConfigureMsg, an approved update_config
 	TypeConfigured = "configured" // daemon → worker: ConfiguredMsg
+	TypeSkill      = "skill"      // worker → daemon: SkillMsg
+	TypeSkillDone  = "skill_done" // daemon → worker: SkillDoneMsg
 )
 
 // Frame is one message. Body holds the JSON of the type's payload; Error is
@@ -177,4 +179,17 @@ type ConfiguredMsg struct {
 	Seq   int64    `json:"seq"`
 	Diff  []string `json:"diff,omitempty"`
 	Error string   `json:"error,omitempty"`
+}
+
+// SkillMsg is the body of a TypeSkill frame.
+type SkillMsg struct {
+	Seq     int64                  `json:"seq"`
+	Request contracts.SkillRequest `json:"request"`
+}
+
+// SkillDoneMsg is the body of a TypeSkillDone frame.
+type SkillDoneMsg struct {
+	Seq    int64  `json:"seq"`
+	Result string `json:"result,omitempty"`
+	Error  string `json:"error,omitempty"`
 }

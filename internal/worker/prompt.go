@@ -11,11 +11,15 @@ import (
 var basePrompt string
 
 // SystemPrompt assembles a turn's system prompt: shelldon's standing
-// instructions, the current time, and the owner's extra instructions.
-func SystemPrompt(now time.Time, extra string) string {
+// instructions, the current time, the skills catalog, and the owner's extra
+// instructions.
+func SystemPrompt(now time.Time, extra, skills string) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(basePrompt))
 	fmt.Fprintf(&b, "\n\nThe time at the start of this turn: %s.", now.Format("Monday, 2 January 2006, 15:04 MST"))
+	if skills = strings.TrimSpace(skills); skills != "" {
+		b.WriteString("\n\nSkills (written procedures; use_skill loads one; prefer a skill when existing tools cover the need):\n" + skills)
+	}
 	if extra = strings.TrimSpace(extra); extra != "" {
 		b.WriteString("\n\nThe owner's instructions:\n" + extra)
 	}

@@ -26,6 +26,8 @@ type Daemon interface {
 	Propose(ctx context.Context, p contracts.Proposal) (contracts.Proposed, error)
 	// Configure applies the config change the owner approved.
 	Configure(ctx context.Context, changes json.RawMessage) ([]string, error)
+	// Skill lists, loads, creates or updates a skill.
+	Skill(ctx context.Context, req contracts.SkillRequest) (string, error)
 }
 
 // Serve runs one turn in the worker process: it reads the Job from conn,
@@ -67,7 +69,7 @@ func Serve(ctx context.Context, conn *wire.Conn, build Builder, redact func(stri
 			}
 		},
 	}
-	job.System = SystemPrompt(time.Now(), job.System)
+	job.System = SystemPrompt(time.Now(), job.System, job.SkillCatalog)
 	res := loop.Run(ctx, job)
 	if err := conn.Send(wire.TypeResult, res); err != nil {
 		return fmt.Errorf("worker: send result: %w", err)
@@ -157,6 +159,22 @@ func (m *remoteModel) Configure(ctx context.Context, changes json.RawMessage) ([
 		return nil, errors.New(msg.Error)
 	}
 	return msg.Diff, nil
+}
+
+// Skill asks the daemon for a skills operation.
+func (m *remoteModel) Skill(ctx context.Context, req contracts.SkillRequest) (string, error) {
+	f, err := m.call(ctx, wire.TypeSkill, func(seq int64) any { return wire.SkillMsg{Seq: seq, Request: req} })
+	if err != nil {
+		return "", err
+	}
+	var msg wire.SkillDoneMsg
+	if err := f.Decode(&msg); err != nil {
+		return "", err
+	}
+	if msg.Error != "" {
+		return "", errors.New(msg.Error)
+	}
+	return msg.Result, nil
 }
 
 func (m *remoteModel) Complete(ctx context.Context, req contracts.Request) (contracts.Completion, error) {

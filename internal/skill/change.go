@@ -1,0 +1,423 @@
+package skill
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// compose validates the parts of a skill one by one, so an error points at
+// the part the caller gave, and returns the skill as Parse reads it back.
+func compose(base Skill) (Skill, []byte, error) {
+	if err := ValidName(base.Name); err != nil {
+		return Skill{}, nil, err
+	}
+	base.Description = strings.TrimSpace(base.Description)
+	if base.Description == "" {
+		return Skill{}, nil, errors.New("the description is empty; say in one line what the skill is for and when to use it")
+	}
+	if err := checkText(base.Description, 0); err != nil {
+		return Skill{}, nil, fmt.Errorf("description: %w", err)
+	}
+	if err := oneLine(base.Description, "the description", 0, MaxDescription); err != nil {
+		return Skill{}, nil, errors.New(strings.TrimPrefix(err.Error(), "line 0: "))
+	}
+	base.Body = normalizeBody(strings.ReplaceAll(base.Body, "\r\n", "\n"))
+	if err := checkText(base.Body, 1); err != nil {
+		return Skill{}, nil, fmt.Errorf("body %w", err)
+	}
+	data := Format(base)
+	s, err := Parse(data)
+	if err != nil {
+		return Skill{}, nil, err
+	}
+	return s, data, nil
+}
+
+// Create writes a new skill of the owner's. A name taken by the owner or by
+// a bundled skill is ErrExists (update_skill changes it).
+func (l *Library) Create(name, description, body string) (Skill, error) {
+	if err := ValidName(name); err != nil {
+		return Skill{}, fmt.Errorf("skill: %w", err)
+	}
+	s, data, err := compose(Skill{Name: name, Description: description, Body: body})
+	if err != nil {
+		return Skill{}, fmt.Errorf("skill %q: %w", name, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.bundled[name]; ok {
+		return Skill{}, fmt.Errorf("skill %q: %w: a bundled skill has that name; update it instead (that makes the owner's copy)", name, ErrExists)
+	}
+	r, err := l.root()
+	if err != nil {
+		return Skill{}, err
+	}
+	defer r.Close()
+	if _, err := r.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
+		return Skill{}, fmt.Errorf("skill %q: %w; update it instead", name, ErrExists)
+	}
+	if err := placeFolder(r, name, data, nil, nil); err != nil {
+		return Skill{}, fmt.Errorf("skill %q: create: %w", name, err)
+	}
+	s.Source, s.Version = SourceOwner, current(versions(r, name))
+	return s, nil
+}
+
+// Update replaces the description and body of a skill, keeping its other
+// frontmatter; an empty description or body keeps the current one. For a
+// bundled skill it writes the owner's copy (with the bundled files beside
+// it), leaving the bundled one untouched. For the owner's copy it first
+// keeps the current SKILL.md as a version, even one that no longer parses.
+// An update that changes nothing writes nothing.
+func (l *Library) Update(name, description, body string) (Skill, error) {
+	if err := ValidName(name); err != nil {
+		return Skill{}, fmt.Errorf("skill: %w", err)
+	}
+	if description == "" && body == "" {
+		return Skill{}, fmt.Errorf("skill %q: nothing to change: give a description, a body or both", name)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r, err := l.root()
+	if err != nil {
+		return Skill{}, err
+	}
+	defer r.Close()
+
+	bundled, isBundled := l.bundled[name]
+	fi, err := r.Lstat(name)
+	owned := err == nil && !fi.Mode().IsRegular()
+	var base Skill
+	var old []byte
+	switch {
+	case owned && fi.Mode()&fs.ModeSymlink != 0:
+		return Skill{}, fmt.Errorf("skill %q: the folder is a symbolic link, never followed; replace it by hand", name)
+	case owned && !fi.IsDir():
+		return Skill{}, fmt.Errorf("skill %q: not a folder; move it away", name)
+	case owned:
+		if !fileMissing(r, name) { // a folder without SKILL.md has nothing to keep
+			if old, err = readFileNoLink(r, filepath.Join(name, skillFile), MaxDocument); err != nil {
+				return Skill{}, fmt.Errorf("skill %q: %w; replace it by hand", name, err)
+			}
+		}
+		if cur, err := Parse(old); old != nil && err == nil {
+			base = cur
+		} else if isBundled {
+			base = bundled.clone() // the owner's copy is broken: start again from the bundled one
+		}
+	case isBundled:
+		base = bundled.clone()
+	default:
+		return Skill{}, fmt.Errorf("skill %q: %w; create it instead", name, ErrNotFound)
+	}
+	base.Name = name
+	if description != "" {
+		base.Description = description
+	}
+	if body != "" {
+		base.Body = body
+	}
+	_, data, err := compose(base)
+	if err != nil {
+		return Skill{}, fmt.Errorf("skill %q: %w", name, err)
+	}
+
+	switch {
+	case !owned && string(data) == string(Format(bundled)):
+		return bundled.clone(), nil // nothing changes: no copy needed
+	case !owned:
+		files, err := readFiles(l.bfs, name, bundled.Files)
+		if err != nil {
+			return Skill{}, fmt.Errorf("skill %q: copy the bundled files: %w", name, err)
+		}
+		if err := placeFolder(r, name, data, bundled.Files, files); err != nil {
+			return Skill{}, fmt.Errorf("skill %q: update: %w", name, err)
+		}
+	case string(old) != string(data):
+		if old != nil {
+			if err := keepVersion(r, name, old, current(versions(r, name))); err != nil {
+				return Skill{}, fmt.Errorf("skill %q: keep the current version: %w", name, err)
+			}
+		}
+		if err := replaceFile(r, filepath.Join(name, skillFile), data); err != nil {
+			return Skill{}, fmt.Errorf("skill %q: update: %w", name, err)
+		}
+	}
+	out, _, err := l.loadOwner(r, name)
+	if err != nil {
+		return Skill{}, fmt.Errorf("skill %q: read back: %w", name, err)
+	}
+	return out, nil
+}
+
+// fileMissing reports that the folder name exists without a SKILL.md.
+func fileMissing(r *os.Root, name string) bool {
+	_, err := r.Lstat(filepath.Join(name, skillFile))
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// Versions lists the kept earlier versions of the owner's skill name,
+// ascending; nil when there are none or the name is invalid.
+func (l *Library) Versions(name string) []int {
+	if ValidName(name) != nil {
+		return nil
+	}
+	r, err := l.root()
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	return versions(r, name)
+}
+
+// Rollback makes the kept version just below the current one current
+// again; the current one is kept as a version, so nothing is lost and a
+// second rollback goes one further back.
+func (l *Library) Rollback(name string) (Skill, error) {
+	if err := ValidName(name); err != nil {
+		return Skill{}, fmt.Errorf("skill: %w", err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r, err := l.root()
+	if err != nil {
+		return Skill{}, err
+	}
+	defer r.Close()
+	old, err := readOwner(r, name)
+	if errors.Is(err, errAbsent) {
+		if _, ok := l.bundled[name]; ok {
+			return Skill{}, fmt.Errorf("skill %q: %w: the bundled version is the only one", name, ErrNoVersion)
+		}
+		return Skill{}, fmt.Errorf("skill %q: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return Skill{}, fmt.Errorf("skill %q: %w", name, err)
+	}
+	kept := versions(r, name)
+	cur := current(kept)
+	prev := 0
+	for _, k := range kept {
+		if k < cur {
+			prev = k
+		}
+	}
+	if prev == 0 {
+		return Skill{}, fmt.Errorf("skill %q: %w before version %d", name, ErrNoVersion, cur)
+	}
+	prevDir := filepath.Join(versionsDir, name, strconv.Itoa(prev))
+	prevFile := filepath.Join(prevDir, skillFile)
+	data, err := readFileNoLink(r, prevFile, MaxDocument)
+	if err != nil {
+		return Skill{}, fmt.Errorf("skill %q: version %d: %w", name, prev, err)
+	}
+	if s, err := Parse(data); err != nil {
+		return Skill{}, fmt.Errorf("skill %q: version %d does not parse: %w", name, prev, err)
+	} else if s.Name != name {
+		return Skill{}, fmt.Errorf("skill %q: version %d is named %q", name, prev, s.Name)
+	}
+	if err := keepVersion(r, name, old, cur); err != nil {
+		return Skill{}, fmt.Errorf("skill %q: keep the current version: %w", name, err)
+	}
+	if err := r.Rename(prevFile, filepath.Join(name, skillFile)); err != nil {
+		return Skill{}, fmt.Errorf("skill %q: restore version %d: %w", name, prev, err)
+	}
+	_ = r.Remove(prevDir)
+	syncDir(r, name)
+	out, _, err := l.loadOwner(r, name)
+	if err != nil {
+		return Skill{}, fmt.Errorf("skill %q: read back: %w", name, err)
+	}
+	return out, nil
+}
+
+// Remove moves the owner's copy of name and its versions to
+// .removed/<name>-<unix>/ (as <name>/ and versions/); a bundled skill of
+// that name is offered again. A bundled skill itself cannot be removed.
+func (l *Library) Remove(name string) error {
+	if err := ValidName(name); err != nil {
+		return fmt.Errorf("skill: %w", err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r, err := l.root()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	fi, err := r.Lstat(name)
+	if err != nil || fi.Mode().IsRegular() {
+		if _, ok := l.bundled[name]; ok {
+			return fmt.Errorf("skill %q: %w: it cannot be removed", name, ErrBundled)
+		}
+		return fmt.Errorf("skill %q: %w", name, ErrNotFound)
+	}
+	if err := ensureDir(r, removedDir); err != nil {
+		return fmt.Errorf("skill %q: remove: %w", name, err)
+	}
+	stamp := strconv.FormatInt(l.now().Unix(), 10)
+	dest := ""
+	for i := 1; ; i++ {
+		dest = filepath.Join(removedDir, name+"-"+stamp)
+		if i > 1 {
+			dest += "-" + strconv.Itoa(i)
+		}
+		err := r.Mkdir(dest, 0o700)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || i > 100 {
+			return fmt.Errorf("skill %q: remove: %w", name, err)
+		}
+	}
+	if err := r.Rename(name, filepath.Join(dest, name)); err != nil {
+		return fmt.Errorf("skill %q: remove: %w", name, err)
+	}
+	vdir := filepath.Join(versionsDir, name)
+	if fi, err := r.Lstat(vdir); err == nil && fi.IsDir() {
+		if err := r.Rename(vdir, filepath.Join(dest, "versions")); err != nil {
+			return fmt.Errorf("skill %q: move its versions: %w", name, err)
+		}
+	}
+	syncDir(r, ".")
+	return nil
+}
+
+// keepVersion stores data as version n of name, through a temporary folder
+// renamed into place; an existing version is never overwritten.
+func keepVersion(r *os.Root, name string, data []byte, n int) error {
+	if err := ensureDir(r, versionsDir); err != nil {
+		return err
+	}
+	parent := filepath.Join(versionsDir, name)
+	if err := ensureDir(r, parent); err != nil {
+		return err
+	}
+	dest := filepath.Join(parent, strconv.Itoa(n))
+	if _, err := r.Lstat(dest); !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("version %d is already kept", n)
+	}
+	tmp := filepath.Join(parent, tempName())
+	if err := r.Mkdir(tmp, 0o700); err != nil {
+		return err
+	}
+	if err := writeNew(r, filepath.Join(tmp, skillFile), data); err != nil {
+		_ = r.RemoveAll(tmp)
+		return err
+	}
+	if err := r.Rename(tmp, dest); err != nil {
+		_ = r.RemoveAll(tmp)
+		return err
+	}
+	syncDir(r, parent)
+	return nil
+}
+
+// placeFolder builds the folder name (SKILL.md and files beside it) under a
+// temporary name and renames it into place.
+func placeFolder(r *os.Root, name string, data []byte, names []string, contents [][]byte) error {
+	tmp := tempName()
+	if err := r.Mkdir(tmp, 0o700); err != nil {
+		return err
+	}
+	err := writeNew(r, filepath.Join(tmp, skillFile), data)
+	for i := 0; err == nil && i < len(names); i++ {
+		p := filepath.Join(tmp, filepath.FromSlash(names[i]))
+		if err = r.MkdirAll(filepath.Dir(p), 0o700); err == nil {
+			err = writeNew(r, p, contents[i])
+		}
+	}
+	if err == nil {
+		err = r.Rename(tmp, name)
+	}
+	if err != nil {
+		_ = r.RemoveAll(tmp)
+		return err
+	}
+	syncDir(r, ".")
+	return nil
+}
+
+// readFiles reads the listed files of a bundled skill.
+func readFiles(fsys fs.FS, name string, names []string) ([][]byte, error) {
+	out := make([][]byte, len(names))
+	for i, n := range names {
+		data, err := fs.ReadFile(fsys, path.Join(name, n))
+		if err != nil {
+			return nil, err
+		}
+		if len(data) > MaxFileSize {
+			return nil, fmt.Errorf("%s: larger than %d bytes", n, MaxFileSize)
+		}
+		out[i] = data
+	}
+	return out, nil
+}
+
+// replaceFile writes data beside p and renames it over p.
+func replaceFile(r *os.Root, p string, data []byte) error {
+	tmp := filepath.Join(filepath.Dir(p), tempName())
+	if err := writeNew(r, tmp, data); err != nil {
+		_ = r.Remove(tmp)
+		return err
+	}
+	if err := r.Rename(tmp, p); err != nil {
+		_ = r.Remove(tmp)
+		return err
+	}
+	syncDir(r, filepath.Dir(p))
+	return nil
+}
+
+// writeNew creates p (0600, which must not exist) with data, synced.
+func writeNew(r *os.Root, p string, data []byte) error {
+	f, err := r.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// ensureDir makes p a real directory (0700), refusing a link or a file.
+func ensureDir(r *os.Root, p string) error {
+	fi, err := r.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := r.Mkdir(p, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		return nil
+	case err != nil:
+		return err
+	case fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir():
+		return fmt.Errorf("%s is not a directory (a link or a file); move it away", filepath.ToSlash(p))
+	}
+	return nil
+}
+
+// syncDir flushes a directory's entries after a rename (best effort).
+func syncDir(r *os.Root, p string) {
+	if d, err := r.Open(p); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+}
+
+// tempName is a hidden name for a file or folder being built.
+func tempName() string {
+	return ".tmp-" + strings.ToLower(rand.Text()[:16])
+}

@@ -1,0 +1,406 @@
+package skill
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Folder names inside the skills directory; a leading dot keeps them out
+// of the skill names.
+const (
+	versionsDir = ".versions"
+	removedDir  = ".removed"
+	skillFile   = "SKILL.md"
+)
+
+// Library is the bundled skills and the owner's, in one skills directory.
+// Its methods are safe for concurrent use; changes are serialized.
+type Library struct {
+	dir     string
+	bundled map[string]Skill // parsed at Open; never changed
+	bfs     fs.FS
+	now     func() time.Time
+
+	mu sync.Mutex
+}
+
+// Open opens the owner's skills directory dir, creating it (0700) if
+// needed, and reads the bundled skills from bundled (folders at its root;
+// nil for none). A bundled skill that does not parse is an error: it is
+// shelldon's own.
+func Open(dir string, bundled fs.FS) (*Library, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("skill: open %s: %w", dir, err)
+	}
+	l := &Library{dir: dir, bundled: map[string]Skill{}, bfs: bundled, now: time.Now}
+	if bundled == nil {
+		return l, nil
+	}
+	entries, err := fs.ReadDir(bundled, ".")
+	if err != nil {
+		return nil, fmt.Errorf("skill: bundled skills: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		s, err := loadBundled(bundled, e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("skill: bundled skill %w", err)
+		}
+		l.bundled[s.Name] = s
+	}
+	return l, nil
+}
+
+func loadBundled(fsys fs.FS, name string) (Skill, error) {
+	if err := ValidName(name); err != nil {
+		return Skill{}, fmt.Errorf("folder %q: %w", name, err)
+	}
+	data, err := fs.ReadFile(fsys, path.Join(name, skillFile))
+	if err != nil {
+		return Skill{}, fmt.Errorf("%s: %w", name, err)
+	}
+	s, p, err := parse(data)
+	if err != nil {
+		return Skill{}, fmt.Errorf("%s/%s: %w", name, skillFile, err)
+	}
+	if s.Name != name {
+		return Skill{}, mismatch(name, s.Name, p.nameLine)
+	}
+	s.Files, _ = listFiles(fsys, name)
+	s.Source = SourceBundled
+	return s, nil
+}
+
+func mismatch(folder, name string, line int) error {
+	return fmt.Errorf("%s/%s: line %d: name %q does not match the folder name %q", folder, skillFile, line, name, folder)
+}
+
+// root opens the skills directory; every path below is resolved in it, so
+// nothing escapes it.
+func (l *Library) root() (*os.Root, error) {
+	r, err := os.OpenRoot(l.dir)
+	if err != nil {
+		return nil, fmt.Errorf("skill: %w", err)
+	}
+	return r, nil
+}
+
+// errAbsent says the owner has no folder of that name.
+var errAbsent = errors.New("absent")
+
+// readOwner reads the owner's SKILL.md of name without following a link.
+// It returns errAbsent when there is no such folder.
+func readOwner(r *os.Root, name string) ([]byte, error) {
+	fi, err := r.Lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, errAbsent
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", name, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil, fmt.Errorf("%s: a symbolic link; skill folders are never followed: skipped", name)
+	case !fi.IsDir():
+		return nil, errAbsent
+	}
+	return readFileNoLink(r, filepath.Join(name, skillFile), MaxDocument)
+}
+
+// readFileNoLink reads a regular file of at most max bytes in r, refusing a
+// symbolic link, and checks that what it opened is what it inspected.
+func readFileNoLink(r *os.Root, p string, max int64) ([]byte, error) {
+	shown := filepath.ToSlash(p)
+	fi, err := r.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s: missing", shown)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", shown, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil, fmt.Errorf("%s: a symbolic link; never followed: skipped", shown)
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%s: not a regular file", shown)
+	case fi.Size() > max:
+		return nil, fmt.Errorf("%s: %d bytes; the limit is %d", shown, fi.Size(), max)
+	}
+	f, err := r.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", shown, err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !os.SameFile(fi, st) {
+		return nil, fmt.Errorf("%s: changed while it was read", shown)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", shown, err)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s: more than %d bytes", shown, max)
+	}
+	return data, nil
+}
+
+// loadOwner loads the owner's skill name. notes are things skipped beside
+// it; err is errAbsent when the owner has no such folder.
+func (l *Library) loadOwner(r *os.Root, name string) (s Skill, notes []error, err error) {
+	data, err := readOwner(r, name)
+	if err != nil {
+		return Skill{}, nil, err
+	}
+	s, p, err := parse(data)
+	if err != nil {
+		return Skill{}, nil, fmt.Errorf("%s/%s: %w", name, skillFile, err)
+	}
+	if s.Name != name {
+		return Skill{}, nil, mismatch(name, s.Name, p.nameLine)
+	}
+	s.Files, notes = listFiles(r.FS(), name)
+	s.Source = SourceOwner
+	s.Version = current(versions(r, name))
+	return s, notes, nil
+}
+
+// listFiles lists the files beside SKILL.md in dir: regular files of at
+// most MaxFileSize, at most MaxFiles of them, hidden names, links and
+// anything else skipped (and noted).
+func listFiles(fsys fs.FS, dir string) (files []string, notes []error) {
+	_ = fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if p == dir {
+			return err // an unreadable skill folder stops the walk
+		}
+		rel := strings.TrimPrefix(p, dir+"/")
+		note := func(why string) { notes = append(notes, fmt.Errorf("%s/%s: %s", dir, rel, why)) }
+		if err != nil {
+			note(err.Error())
+			return nil
+		}
+		if rel == skillFile || strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			note("a symbolic link; not listed")
+			return nil
+		case d.IsDir():
+			if strings.Count(rel, "/") >= 3 {
+				note("nested too deep; not listed")
+				return fs.SkipDir
+			}
+			return nil
+		case !d.Type().IsRegular():
+			note("not a regular file; not listed")
+			return nil
+		}
+		if info, err := d.Info(); err != nil || info.Size() > MaxFileSize {
+			note(fmt.Sprintf("larger than %d bytes; not listed", MaxFileSize))
+			return nil
+		}
+		if len(files) == MaxFiles {
+			notes = append(notes, fmt.Errorf("%s: more than %d files; the rest are not listed", dir, MaxFiles))
+			return fs.SkipAll
+		}
+		files = append(files, rel)
+		return nil
+	})
+	sort.Strings(files)
+	return files, notes
+}
+
+// versions lists the kept version numbers of name, ascending.
+func versions(r *os.Root, name string) []int {
+	dir := filepath.Join(versionsDir, name)
+	if fi, err := r.Lstat(dir); err != nil || !fi.IsDir() {
+		return nil
+	}
+	f, err := r.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n <= 0 || strconv.Itoa(n) != e.Name() || !e.IsDir() {
+			continue
+		}
+		out = append(out, n)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// current is the number of the current version given the kept ones: the
+// smallest positive number not kept. An update keeps the current version
+// under its number and the next one is above them all; a rollback swaps
+// the current version with the kept one below it. Either way the kept
+// numbers and the current one are 1..n with no gap, so the number missing
+// is the current one.
+func current(kept []int) int {
+	n := 1
+	for _, k := range kept {
+		if k == n {
+			n++
+		} else if k > n {
+			break
+		}
+	}
+	return n
+}
+
+// List returns every skill, the owner's copy winning over a bundled skill
+// of the same name, sorted by name. A broken skill of the owner's is left
+// out (the bundled one of that name, if any, stands) and its problem is
+// returned; so are files beside a SKILL.md that were not listed. The error
+// is for a skills directory that cannot be read at all.
+func (l *Library) List() ([]Skill, []error, error) {
+	r, err := l.root()
+	if err != nil {
+		return l.bundledList(), nil, err
+	}
+	defer r.Close()
+	d, err := r.Open(".")
+	if err != nil {
+		return l.bundledList(), nil, fmt.Errorf("skill: list: %w", err)
+	}
+	entries, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		return l.bundledList(), nil, fmt.Errorf("skill: list: %w", err)
+	}
+	byName := map[string]Skill{}
+	for name, s := range l.bundled {
+		byName[name] = s.clone()
+	}
+	var problems []error
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || e.Type().IsRegular() {
+			continue
+		}
+		if err := ValidName(name); err != nil {
+			problems = append(problems, fmt.Errorf("%q: not a skill folder: %w", name, err))
+			continue
+		}
+		s, notes, err := l.loadOwner(r, name)
+		problems = append(problems, notes...)
+		switch {
+		case errors.Is(err, errAbsent):
+		case err != nil:
+			problems = append(problems, err)
+		default:
+			byName[name] = s
+		}
+	}
+	out := make([]Skill, 0, len(byName))
+	for _, s := range byName {
+		out = append(out, s)
+	}
+	sortSkills(out)
+	return out, problems, nil
+}
+
+func (l *Library) bundledList() []Skill {
+	out := make([]Skill, 0, len(l.bundled))
+	for _, s := range l.bundled {
+		out = append(out, s.clone())
+	}
+	sortSkills(out)
+	return out
+}
+
+// Get returns the skill name: the owner's copy, or else the bundled one.
+// An owner's copy that does not load gives way to the bundled skill of the
+// same name, as in List, and is the error when there is none.
+func (l *Library) Get(name string) (Skill, error) {
+	if err := ValidName(name); err != nil {
+		return Skill{}, fmt.Errorf("skill: %w", err)
+	}
+	r, err := l.root()
+	if err != nil {
+		return Skill{}, err
+	}
+	defer r.Close()
+	s, _, err := l.loadOwner(r, name)
+	if err == nil {
+		return s, nil
+	}
+	if b, ok := l.bundled[name]; ok {
+		return b.clone(), nil
+	}
+	if errors.Is(err, errAbsent) {
+		return Skill{}, fmt.Errorf("skill %q: %w", name, ErrNotFound)
+	}
+	return Skill{}, fmt.Errorf("skill: %w", err)
+}
+
+// Catalog renders "name: description" lines for the system prompt in at
+// most budget bytes. When they do not all fit it keeps the first ones by
+// name that fit with a last line saying how many were left out and that
+// list_skills shows them all. Broken skills are left out.
+func (l *Library) Catalog(budget int) string {
+	list, _, _ := l.List()
+	return catalog(list, budget)
+}
+
+func catalog(list []Skill, budget int) string {
+	lines := make([]string, len(list))
+	total := 0
+	for i, s := range list {
+		lines[i] = s.Name + ": " + oneLineText(s.Description) + "\n"
+		total += len(lines[i])
+	}
+	if total <= budget {
+		return strings.Join(lines, "")
+	}
+	var b strings.Builder
+	for i, line := range lines {
+		tail := omitted(len(lines) - i - 1)
+		if b.Len()+len(line)+len(tail) > budget {
+			tail = omitted(len(lines) - i)
+			if b.Len()+len(tail) > budget {
+				return "" // not even the note fits
+			}
+			b.WriteString(tail)
+			return b.String()
+		}
+		b.WriteString(line)
+	}
+	return b.String() // unreachable: total > budget
+}
+
+func omitted(n int) string {
+	if n == 1 {
+		return "(1 more skill not shown; list_skills shows them all)\n"
+	}
+	return fmt.Sprintf("(%d more skills not shown; list_skills shows them all)\n", n)
+}
+
+// oneLineText turns any line break, tab or control character into a space.
+func oneLineText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029 {
+			return ' '
+		}
+		return r
+	}, s)
+}

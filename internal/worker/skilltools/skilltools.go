@@ -1,0 +1,79 @@
+// Package skilltools offers the skills tools in the worker: list_skills,
+// use_skill, create_skill and update_skill, all FREE. Skills are written
+// procedures over existing tools; nothing in a skill is executed. The
+// daemon keeps them (in $SHELLDON_HOME/skills, outside the worker's view),
+// so each tool is a request to it.
+package skilltools
+
+import (
+	"context"
+	_ "embed"
+
+	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/worker"
+)
+
+// Daemon serves the skills requests.
+type Daemon interface {
+	Skill(ctx context.Context, req contracts.SkillRequest) (string, error)
+}
+
+//go:embed list_skills.md
+var listDescription string
+
+//go:embed use_skill.md
+var useDescription string
+
+//go:embed create_skill.md
+var createDescription string
+
+//go:embed update_skill.md
+var updateDescription string
+
+type nameArgs struct {
+	Name string `json:"name" jsonschema:"the skill's name, e.g. weekly-report"`
+}
+
+type writeArgs struct {
+	Name        string `json:"name" jsonschema:"lowercase letters, digits and single hyphens, e.g. weekly-report"`
+	Description string `json:"description" jsonschema:"one line: what the skill does and when to use it"`
+	Body        string `json:"body" jsonschema:"the procedure, in markdown: the steps, which tools to call with which arguments, what to check"`
+}
+
+// Register adds the four skills tools to reg.
+func Register(reg *worker.Registry, d Daemon) error {
+	list, err := worker.NewTool("list_skills", listDescription, contracts.TierFree,
+		func(ctx context.Context, _ struct{}) (string, error) {
+			return d.Skill(ctx, contracts.SkillRequest{Op: "list"})
+		})
+	if err != nil {
+		return err
+	}
+	use, err := worker.NewTool("use_skill", useDescription, contracts.TierFree,
+		func(ctx context.Context, in nameArgs) (string, error) {
+			return d.Skill(ctx, contracts.SkillRequest{Op: "use", Name: in.Name})
+		})
+	if err != nil {
+		return err
+	}
+	create, err := worker.NewTool("create_skill", createDescription, contracts.TierFree,
+		func(ctx context.Context, in writeArgs) (string, error) {
+			return d.Skill(ctx, contracts.SkillRequest{Op: "create", Name: in.Name, Description: in.Description, Body: in.Body})
+		})
+	if err != nil {
+		return err
+	}
+	update, err := worker.NewTool("update_skill", updateDescription, contracts.TierFree,
+		func(ctx context.Context, in writeArgs) (string, error) {
+			return d.Skill(ctx, contracts.SkillRequest{Op: "update", Name: in.Name, Description: in.Description, Body: in.Body})
+		})
+	if err != nil {
+		return err
+	}
+	for _, t := range []*worker.Tool{list, use, create, update} {
+		if err := reg.Add(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
