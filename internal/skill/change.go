@@ -301,7 +301,11 @@ func keepVersion(r *os.Root, name string, data []byte, n int) error {
 		return err
 	}
 	dest := filepath.Join(parent, strconv.Itoa(n))
-	if _, err := r.Lstat(dest); !errors.Is(err, fs.ErrNotExist) {
+	if fi, err := r.Lstat(dest); err == nil && fi.IsDir() && fileMissing(r, dest) {
+		// A folder left by a rollback that took its SKILL.md (something
+		// else was in it): the version goes back in.
+		return replaceFile(r, filepath.Join(dest, skillFile), data)
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("version %d is already kept", n)
 	}
 	tmp := filepath.Join(parent, tempName())

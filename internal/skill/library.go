@@ -242,6 +242,9 @@ func versions(r *os.Root, name string) []int {
 		if err != nil || n <= 0 || strconv.Itoa(n) != e.Name() || !e.IsDir() {
 			continue
 		}
+		if fi, err := r.Lstat(filepath.Join(dir, e.Name(), skillFile)); err != nil || !fi.Mode().IsRegular() {
+			continue // not a kept version (a rollback took its SKILL.md)
+		}
 		out = append(out, n)
 	}
 	sort.Ints(out)
@@ -270,7 +273,8 @@ func current(kept []int) int {
 // of the same name, sorted by name. A broken skill of the owner's is left
 // out (the bundled one of that name, if any, stands) and its problem is
 // returned; so are files beside a SKILL.md that were not listed. The error
-// is for a skills directory that cannot be read at all.
+// is for a skills directory that cannot be read at all (the bundled skills
+// are still returned).
 func (l *Library) List() ([]Skill, []error, error) {
 	r, err := l.root()
 	if err != nil {

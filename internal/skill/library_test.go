@@ -557,3 +557,24 @@ func TestCatalog(t *testing.T) {
 		}
 	})
 }
+
+// A version folder that holds more than SKILL.md stays behind after a
+// rollback takes its SKILL.md; it is not counted as a kept version.
+func TestRollbackLeavesNoPhantomVersion(t *testing.T) {
+	t.Parallel()
+	l, dir := open(t, nil)
+	if _, err := l.Create("x", "v1", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Update("x", "v2", ""); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, ".versions", "x", "1", "note.txt"), "left by hand")
+	s, err := l.Rollback("x")
+	if err != nil || s.Description != "v1" || s.Version != 1 || !cmp.Equal(l.Versions("x"), []int{2}) {
+		t.Fatalf("Rollback = %+v, %v; versions %v", s, err, l.Versions("x"))
+	}
+	if s, err := l.Update("x", "v3", ""); err != nil || s.Version != 3 || !cmp.Equal(l.Versions("x"), []int{1, 2}) {
+		t.Fatalf("Update after rollback = %+v, %v; versions %v", s, err, l.Versions("x"))
+	}
+}
