@@ -223,7 +223,25 @@ func (e cmdEnv) serveCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", listen, err)
 			}
-			srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn)}
+			var handler http.Handler = api
+			bot, err := a.telegramBot()
+			if err != nil {
+				return err
+			}
+			if bot != nil {
+				if a.Config.Telegram.WebhookURL != "" {
+					mux := http.NewServeMux()
+					mux.Handle("/telegram/webhook", bot.Handler())
+					mux.Handle("/", api)
+					handler = mux
+				}
+				go func() {
+					if err := bot.Run(ctx); err != nil {
+						a.Log.Error("telegram stopped", "err", err)
+					}
+				}()
+			}
+			srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn)}
 			a.Log.Info("shelldon serving", "addr", ln.Addr().String(), "token_from", source,
 				"provider", a.Config.Provider.Kind, "model", a.Config.Provider.Model, "version", versionString())
 			errc := make(chan error, 1)

@@ -15,6 +15,7 @@ import (
 	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/core/store"
 	"github.com/shelldon/shelldon/internal/sandbox"
+	"github.com/shelldon/shelldon/internal/transport/telegram"
 )
 
 // pinger is a provider that can check it answers without spending tokens.
@@ -44,6 +45,7 @@ func (e cmdEnv) doctorCmd() *cobra.Command {
 			d.checkStore(cmd.Context(), cfg)
 			d.checkProviders(cmd.Context(), cfg)
 			d.checkSandbox(cmd.Context(), cfg)
+			d.checkTelegram(cmd.Context(), cfg)
 			if d.failed > 0 {
 				return exitError{code: exitFail, msg: fmt.Sprintf("%d check(s) failed", d.failed)}
 			}
@@ -173,4 +175,31 @@ func (d *doctor) checkSandbox(ctx context.Context, cfg *config.Config) {
 	default:
 		fmt.Fprintf(d.w, "  %-10s run_shell, git, the gate and self-coded tools will refuse to run; set sandbox.allow_degraded: true to allow them\n", "")
 	}
+}
+
+// checkTelegram reports the Telegram transport: off, or answering, and who
+// it serves.
+func (d *doctor) checkTelegram(ctx context.Context, cfg *config.Config) {
+	token := cfg.Secret(cfg.Telegram.TokenEnv)
+	if token == "" {
+		fmt.Fprintf(d.w, "- %-10s off (%s is not set)\n", "telegram", cfg.Telegram.TokenEnv)
+		return
+	}
+	bot, err := telegram.New(telegram.Options{Token: token, APIBase: cfg.Telegram.APIBase, Core: noCore{}})
+	if err != nil {
+		d.fail("telegram", err.Error())
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	name, err := bot.Check(cctx)
+	if err != nil {
+		d.fail("telegram", err.Error())
+		return
+	}
+	if len(cfg.Telegram.AllowedUsers) == 0 {
+		d.fail("telegram", name+" answers, but telegram.allowed_users is empty: it serves nobody")
+		return
+	}
+	d.ok("telegram", fmt.Sprintf("%s answers; serves user ids %v", name, cfg.Telegram.AllowedUsers))
 }

@@ -71,6 +71,12 @@ type TelegramConfig struct {
 	TokenEnv     string  `yaml:"token_env"` // default TELEGRAM_BOT_TOKEN
 	APIBase      string  `yaml:"api_base"`  // default https://api.telegram.org
 	AllowedUsers []int64 `yaml:"allowed_users"`
+	// WebhookURL switches from long polling to a webhook: the public HTTPS
+	// URL Telegram posts to, served by `shelldon serve` at /telegram/webhook.
+	WebhookURL string `yaml:"webhook_url"`
+	// WebhookSecretEnv names the variable holding the webhook's secret
+	// token; default TELEGRAM_WEBHOOK_SECRET.
+	WebhookSecretEnv string `yaml:"webhook_secret_env"`
 }
 
 // SandboxConfig governs the containment of code shelldon did not write.

@@ -97,6 +97,15 @@ func (c *Config) complete() []error {
 	} else {
 		t.APIBase = strings.TrimRight(t.APIBase, "/")
 	}
+	if t.WebhookSecretEnv == "" {
+		t.WebhookSecretEnv = "TELEGRAM_WEBHOOK_SECRET"
+	}
+	add(c.checkEnvName("telegram.webhook_secret_env", t.WebhookSecretEnv))
+	if t.WebhookURL != "" {
+		if _, e := c.checkURL("telegram.webhook_url", t.WebhookURL); e != nil {
+			add(e)
+		}
+	}
 	for i, id := range t.AllowedUsers {
 		if id <= 0 {
 			add(c.errAt(fmt.Sprintf("telegram.allowed_users[%d]", i), "%d is not a Telegram user id (a positive number)", id))

@@ -162,6 +162,11 @@ telegram:
   # answer. For example:
   #   allowed_users: [123456789]
   #allowed_users: []
+  # Long polling by default. For a webhook instead, the public HTTPS URL
+  # Telegram posts to (served at /telegram/webhook), and the variable that
+  # holds its secret token.
+  #webhook_url: ""
+  #webhook_secret_env: TELEGRAM_WEBHOOK_SECRET
 
 # The sandbox around shell commands, git, the self-coding gate and
 # self-coded tools (namespaces, seccomp, rlimits, Landlock where present).

@@ -1,0 +1,417 @@
+// Package telegram is shelldon's Telegram transport: a small Bot API client
+// over net/http, long polling or a webhook, chat turns and one-tap approval
+// cards. It reaches the agent only through the core's calls.
+//
+// It serves only the users in its allow list, checked on the sender of every
+// message and every button press, never on the chat; a stranger causes no
+// core call. Everything the model or a tool wrote is HTML-escaped before it
+// is sent, and a card shows only the daemon's rendering of a request. The
+// bot token never appears in a log line or an error.
+package telegram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shelldon/shelldon/internal/core"
+	"github.com/shelldon/shelldon/internal/core/store"
+)
+
+// Core is what the bot needs of the agent: turns, approvals and tools.
+type Core interface {
+	Send(ctx context.Context, chat, text string, ev core.Events) (core.Outcome, error)
+	Approvals(ctx context.Context) ([]core.ApprovalView, error)
+	Decide(ctx context.Context, id string, approve bool, by string, ev core.Events) (core.Outcome, error)
+	Tools(ctx context.Context) ([]core.ToolView, error)
+}
+
+// AuditReader reads the audit trail, for /audit.
+type AuditReader interface {
+	Audit(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, error)
+}
+
+// The daemon's core and store are what serve hands the bot.
+var (
+	_ Core        = (*core.Core)(nil)
+	_ AuditReader = (*store.Store)(nil)
+)
+
+// Options configure a Bot.
+type Options struct {
+	Token        string  // the bot token from BotFather
+	APIBase      string  // default https://api.telegram.org; the API is at <APIBase>/bot<token>/<method>
+	AllowedUsers []int64 // Telegram user ids served; empty serves nobody
+	Core         Core
+	Audit        AuditReader // nil: /audit says it is not available
+	Logger       *slog.Logger
+	// HTTPClient makes the API calls; default a plain client. Each call has
+	// its own timeout; a client Timeout must exceed PollTimeout.
+	HTTPClient  *http.Client
+	PollTimeout time.Duration // long polling timeout, whole seconds; default 30s
+	// OffsetFile keeps the getUpdates offset across restarts (mode 0600);
+	// "" keeps it in memory only.
+	OffsetFile string
+	Status     func() string   // the text of /status; nil: a short default
+	Webhook    *WebhookOptions // nil: long polling
+}
+
+// WebhookOptions switch the bot to webhook mode: Telegram posts updates to
+// URL, which must reach Bot.Handler, with SecretToken in a header.
+type WebhookOptions struct {
+	URL         string
+	SecretToken string // 1-256 of A-Z a-z 0-9 _ -; required
+}
+
+// Bot is a running Telegram transport. It is safe for concurrent use.
+type Bot struct {
+	opts    Options
+	api     *client
+	log     *slog.Logger
+	allowed map[int64]bool
+
+	pollTimeout time.Duration
+	typingEvery time.Duration // how often the typing action is renewed during a turn
+	ackWait     time.Duration // how long a press waits for Decide before it is answered anyway
+	minBackoff  time.Duration
+	maxBackoff  time.Duration
+
+	mu        sync.Mutex
+	ctx       context.Context // Run's; nil before Run
+	stopping  bool
+	username  string
+	queues    map[int64]*queue             // chat id -> messages waiting for their turn
+	turns     map[int64]context.CancelFunc // chat id -> cancel of its running turn
+	strangers map[int64]bool               // user ids already logged
+	carded    map[string]bool              // request ids shown as a card
+	seen      map[int64]bool               // recent update ids, against duplicates
+	seenOrder []int64
+	wg        sync.WaitGroup
+}
+
+// queue holds a chat's messages in arrival order.
+type queue struct {
+	msgs    []*message
+	running bool
+}
+
+const (
+	maxQueued     = 20   // messages waiting per chat; more are refused
+	maxStrangers  = 1024 // distinct strangers logged
+	maxSeen       = 512  // update ids remembered against duplicates
+	secretHeader  = "X-Telegram-Bot-Api-Secret-Token"
+	maxUpdateBody = 1 << 20
+)
+
+// New checks the options and returns a Bot; nothing is contacted until Run.
+func New(opts Options) (*Bot, error) {
+	if opts.Core == nil {
+		return nil, errors.New("telegram: a core is required")
+	}
+	if !validToken(opts.Token) {
+		return nil, errors.New("telegram: the bot token is missing or malformed (expected the form 123456:ABC-def from BotFather)")
+	}
+	if opts.APIBase == "" {
+		opts.APIBase = "https://api.telegram.org"
+	}
+	if u, err := url.Parse(opts.APIBase); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, errors.New("telegram: api_base must be an http(s) URL")
+	}
+	if w := opts.Webhook; w != nil {
+		if w.URL == "" {
+			return nil, errors.New("telegram: webhook mode needs a URL")
+		}
+		if !validSecret(w.SecretToken) {
+			return nil, errors.New("telegram: webhook mode needs a secret token of 1-256 characters A-Z, a-z, 0-9, _ or -")
+		}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{}
+	}
+	poll := opts.PollTimeout
+	if poll <= 0 {
+		poll = 30 * time.Second
+	}
+	poll = max(poll.Round(time.Second), time.Second)
+	b := &Bot{
+		opts: opts, api: newClient(opts.APIBase, opts.Token, opts.HTTPClient), log: opts.Logger,
+		allowed:     map[int64]bool{},
+		pollTimeout: poll, typingEvery: 4 * time.Second, ackWait: 2 * time.Second,
+		minBackoff: time.Second, maxBackoff: time.Minute,
+		queues: map[int64]*queue{}, turns: map[int64]context.CancelFunc{}, strangers: map[int64]bool{},
+		carded: map[string]bool{}, seen: map[int64]bool{},
+	}
+	for _, id := range opts.AllowedUsers {
+		b.allowed[id] = true
+	}
+	return b, nil
+}
+
+func validToken(t string) bool {
+	if len(t) < 8 || !strings.Contains(t, ":") {
+		return false
+	}
+	for _, c := range t {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == ':' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func validSecret(s string) bool {
+	if len(s) < 1 || len(s) > 256 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Check asks the Bot API who the bot is (getMe), once, and returns its
+// @username: the token works and the API is reachable.
+func (b *Bot) Check(ctx context.Context) (string, error) {
+	var me user
+	if err := b.api.call(ctx, "getMe", struct{}{}, &me, 0); err != nil {
+		return "", err
+	}
+	return "@" + me.Username, nil
+}
+
+// Run registers the commands and then receives updates, by long polling or
+// through the webhook, until ctx ends; it then waits for the updates in
+// hand. Transient API failures are retried with backoff; only a token the
+// API refuses ends it early, with an error.
+func (b *Bot) Run(ctx context.Context) error {
+	b.mu.Lock()
+	if b.ctx != nil {
+		b.mu.Unlock()
+		return errors.New("telegram: Run was already called")
+	}
+	b.ctx = ctx
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.stopping = true
+		b.mu.Unlock()
+		b.wg.Wait()
+	}()
+	if len(b.allowed) == 0 {
+		b.log.Warn("telegram: telegram.allowed_users is empty, so the bot answers nobody; add your user id (a stranger's id is logged when they write)")
+	}
+	me, err := b.getMe(ctx)
+	if err != nil || ctx.Err() != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.username = me.Username
+	b.mu.Unlock()
+	mode := "long polling"
+	if b.opts.Webhook != nil {
+		mode = "webhook"
+	}
+	b.log.Info("telegram: bot connected", "bot", "@"+me.Username, "mode", mode, "allowed_users", len(b.allowed))
+	if err := b.api.do(ctx, "setMyCommands", setMyCommandsParams{Commands: commands}, nil); err != nil && ctx.Err() == nil {
+		b.log.Warn("telegram: register the commands", "err", err)
+	}
+	if w := b.opts.Webhook; w != nil {
+		params := setWebhookParams{URL: w.URL, SecretToken: w.SecretToken, AllowedUpdates: allowedUpdates}
+		if err := b.until(ctx, "setWebhook", func() error { return b.api.call(ctx, "setWebhook", params, nil, 0) }); err != nil {
+			return err
+		}
+		<-ctx.Done()
+		return nil
+	}
+	// getUpdates is refused while a webhook is set.
+	if err := b.until(ctx, "deleteWebhook", func() error {
+		return b.api.call(ctx, "deleteWebhook", deleteWebhookParams{}, nil, 0)
+	}); err != nil {
+		return err
+	}
+	return b.poll(ctx)
+}
+
+func (b *Bot) getMe(ctx context.Context) (user, error) {
+	var me user
+	err := b.until(ctx, "getMe", func() error { return b.api.call(ctx, "getMe", struct{}{}, &me, 0) })
+	return me, err
+}
+
+// until retries f with backoff until it succeeds, fails fatally (the token
+// is refused) or ctx ends (nil then).
+func (b *Bot) until(ctx context.Context, what string, f func() error) error {
+	wait := b.minBackoff
+	for {
+		err := f()
+		switch {
+		case err == nil, ctx.Err() != nil:
+			return nil
+		case fatal(err):
+			return fmt.Errorf("telegram: the Bot API refused the token (check telegram.token_env): %w", err)
+		}
+		d := wait
+		if ra := retryAfter(err); ra > 0 {
+			d = ra
+		}
+		b.log.Warn("telegram: API call failed; retrying", "method", what, "err", err, "retry_in", d)
+		if !sleep(ctx, d) {
+			return nil
+		}
+		wait = min(wait*2, b.maxBackoff)
+	}
+}
+
+// handle routes one update. It never blocks on a turn: turns and presses run
+// in their own goroutines.
+func (b *Bot) handle(u update) {
+	if b.duplicate(u.UpdateID) {
+		return
+	}
+	switch {
+	case u.CallbackQuery != nil:
+		b.onPress(u.CallbackQuery)
+	case u.Message != nil:
+		b.onMessage(u.Message)
+	}
+}
+
+// duplicate reports an update id seen recently (a webhook retry).
+func (b *Bot) duplicate(id int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.seen[id] {
+		return true
+	}
+	b.seen[id] = true
+	b.seenOrder = append(b.seenOrder, id)
+	if len(b.seenOrder) > maxSeen {
+		delete(b.seen, b.seenOrder[0])
+		b.seenOrder = b.seenOrder[1:]
+	}
+	return false
+}
+
+// stranger logs a user who is not allowed, once per user id, without what
+// they wrote.
+func (b *Bot) stranger(u *user) {
+	b.mu.Lock()
+	logged := b.strangers[u.ID] || len(b.strangers) >= maxStrangers
+	if !logged {
+		b.strangers[u.ID] = true
+	}
+	b.mu.Unlock()
+	if !logged {
+		b.log.Warn("telegram: ignoring a user who is not in telegram.allowed_users", "user_id", u.ID, "username", u.Username)
+	}
+}
+
+// spawn runs f in a goroutine that Run waits for, unless Run is ending.
+func (b *Bot) spawn(f func(ctx context.Context)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.spawnLocked(f)
+}
+
+func (b *Bot) spawnLocked(f func(ctx context.Context)) bool {
+	if b.ctx == nil || b.stopping {
+		return false
+	}
+	ctx := b.ctx
+	b.wg.Go(func() {
+		defer b.recover()
+		f(ctx)
+	})
+	return true
+}
+
+// recover keeps a panic in one update's handling from taking the daemon down.
+func (b *Bot) recover() {
+	if r := recover(); r != nil {
+		b.log.Error("telegram: panic while handling an update", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	}
+}
+
+// enqueue queues a chat message behind the chat's earlier ones; each chat's
+// messages run one at a time, in order, and chats run side by side.
+func (b *Bot) enqueue(m *message) {
+	id := m.Chat.ID
+	b.mu.Lock()
+	q := b.queues[id]
+	if q == nil {
+		q = &queue{}
+		b.queues[id] = q
+	}
+	full := len(q.msgs) >= maxQueued
+	if !full {
+		q.msgs = append(q.msgs, m)
+		if !q.running && b.spawnLocked(func(ctx context.Context) { b.drain(ctx, id) }) {
+			q.running = true
+		}
+	}
+	b.mu.Unlock()
+	if full {
+		b.spawn(func(ctx context.Context) {
+			b.sendHTML(ctx, id, "Too many messages are waiting for this chat; this one was dropped. /cancel stops the running turn.", nil)
+		})
+	}
+}
+
+func (b *Bot) drain(ctx context.Context, id int64) {
+	for {
+		b.mu.Lock()
+		q := b.queues[id]
+		if len(q.msgs) == 0 || ctx.Err() != nil {
+			delete(b.queues, id)
+			b.mu.Unlock()
+			return
+		}
+		m := q.msgs[0]
+		q.msgs = q.msgs[1:]
+		b.mu.Unlock()
+		func() {
+			defer b.recover()
+			b.turn(ctx, m)
+		}()
+	}
+}
+
+// setTurn records the cancel of a chat's running turn; the returned func
+// forgets it.
+func (b *Bot) setTurn(id int64, cancel context.CancelFunc) func() {
+	b.mu.Lock()
+	b.turns[id] = cancel
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		delete(b.turns, id)
+		b.mu.Unlock()
+		cancel()
+	}
+}
+
+// cancelTurn cancels a chat's running turn and reports whether there was one.
+func (b *Bot) cancelTurn(id int64) bool {
+	b.mu.Lock()
+	cancel, ok := b.turns[id]
+	b.mu.Unlock()
+	if ok {
+		cancel()
+	}
+	return ok
+}
+
+func chatName(id int64) string { return "tg:" + strconv.FormatInt(id, 10) }
