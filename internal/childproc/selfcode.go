@@ -89,54 +89,51 @@ func writeSources(dir string, req selftools.GateRequest) error {
 	return os.WriteFile(filepath.Join(dir, "test_"+req.Name+".py"), []byte(req.Test), 0o600)
 }
 
+// testLine is one test's outcome in a gate report, either language.
+type testLine struct {
+	name, message string
+	ok            bool
+}
+
 func starlarkReport(rep starlarktool.TestReport) string {
-	var b strings.Builder
-	status := "PASSED"
-	if !rep.Passed {
-		status = "FAILED"
+	lines := make([]testLine, len(rep.Tests))
+	for i, t := range rep.Tests {
+		lines[i] = testLine{t.Name, t.Message, t.OK}
 	}
-	fmt.Fprintf(&b, "%s: %d test(s) in %s", status, len(rep.Tests), rep.Duration.Round(time.Millisecond))
-	if rep.Error != "" {
-		fmt.Fprintf(&b, "\nerror: %s", rep.Error)
-	}
-	for _, t := range rep.Tests {
-		mark := "ok  "
-		if !t.OK {
-			mark = "FAIL"
-		}
-		fmt.Fprintf(&b, "\n%s %s", mark, t.Name)
-		if t.Message != "" {
-			fmt.Fprintf(&b, ": %s", t.Message)
-		}
-	}
-	if rep.Output != "" {
-		fmt.Fprintf(&b, "\noutput:\n%s", capString(rep.Output, 4096))
-	}
-	return b.String()
+	return formatReport(rep.Passed, rep.Duration, rep.Error, rep.Output, lines)
 }
 
 func pythonReport(rep pytool.TestReport) string {
+	lines := make([]testLine, len(rep.Tests))
+	for i, t := range rep.Tests {
+		lines[i] = testLine{t.Name, t.Message, t.OK}
+	}
+	return formatReport(rep.Passed, rep.Duration, rep.Error, rep.Output, lines)
+}
+
+// formatReport is the gate report the model and the owner read.
+func formatReport(passed bool, d time.Duration, errText, output string, tests []testLine) string {
 	var b strings.Builder
 	status := "PASSED"
-	if !rep.Passed {
+	if !passed {
 		status = "FAILED"
 	}
-	fmt.Fprintf(&b, "%s: %d test(s) in %s", status, len(rep.Tests), rep.Duration.Round(time.Millisecond))
-	if rep.Error != "" {
-		fmt.Fprintf(&b, "\nerror: %s", rep.Error)
+	fmt.Fprintf(&b, "%s: %d test(s) in %s", status, len(tests), d.Round(time.Millisecond))
+	if errText != "" {
+		fmt.Fprintf(&b, "\nerror: %s", errText)
 	}
-	for _, t := range rep.Tests {
+	for _, t := range tests {
 		mark := "ok  "
-		if !t.OK {
+		if !t.ok {
 			mark = "FAIL"
 		}
-		fmt.Fprintf(&b, "\n%s %s", mark, t.Name)
-		if t.Message != "" {
-			fmt.Fprintf(&b, ": %s", t.Message)
+		fmt.Fprintf(&b, "\n%s %s", mark, t.name)
+		if t.message != "" {
+			fmt.Fprintf(&b, ": %s", t.message)
 		}
 	}
-	if rep.Output != "" {
-		fmt.Fprintf(&b, "\noutput:\n%s", capString(rep.Output, 4096))
+	if output != "" {
+		fmt.Fprintf(&b, "\noutput:\n%s", capString(output, 4096))
 	}
 	return b.String()
 }

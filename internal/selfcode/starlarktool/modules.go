@@ -8,11 +8,12 @@ import (
 	"slices"
 	"strings"
 
-	starjson "go.starlark.net/lib/json"
 	starmath "go.starlark.net/lib/math"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
+
+	"github.com/shelldon/shelldon/internal/starlarkjson"
 )
 
 // maxJSONNest bounds the nesting json.decode accepts.
@@ -30,7 +31,7 @@ type Host struct {
 // toolEnv is what a tool's code sees beside the universe.
 func toolEnv(host Host, hosts []string) starlark.StringDict {
 	return starlark.StringDict{
-		"json": jsonModule(maxJSONNest),
+		"json": starlarkjson.Module(maxJSONNest),
 		"math": starmath.Module,
 		"http": httpModule(host, hosts),
 	}
@@ -98,59 +99,6 @@ func (d *denied) AttrNames() []string { return nil }
 func (d *denied) Name() string        { return d.name }
 func (d *denied) CallInternal(*starlark.Thread, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
 	return nil, errors.New(d.msg)
-}
-
-// jsonModule is go.starlark.net's json module with a nesting limit on
-// decode: its recursive descent has none, and json.decode("[" * 10**7)
-// would overflow the Go stack, which kills the process. (The same guard
-// as the eval built-in's.)
-func jsonModule(maxNest int) *starlarkstruct.Module {
-	members := make(starlark.StringDict, len(starjson.Module.Members))
-	for k, v := range starjson.Module.Members {
-		members[k] = v
-	}
-	decode := starjson.Module.Members["decode"].(*starlark.Builtin)
-	members["decode"] = starlark.NewBuiltin("json.decode", func(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		vals := append([]starlark.Value(nil), args...)
-		for _, kv := range kwargs {
-			vals = append(vals, kv[1])
-		}
-		for _, v := range vals {
-			if s, ok := v.(starlark.String); ok && nesting(string(s)) > maxNest {
-				return nil, fmt.Errorf("json.decode: nesting deeper than %d", maxNest)
-			}
-		}
-		return starlark.Call(thread, decode, args, kwargs)
-	})
-	return &starlarkstruct.Module{Name: "json", Members: members}
-}
-
-// nesting returns the deepest bracket nesting of JSON text, outside strings.
-func nesting(s string) int {
-	depth, deepest := 0, 0
-	inString, escaped := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			depth++
-			deepest = max(deepest, depth)
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return deepest
 }
 
 // assertModule is what a test checks results with.

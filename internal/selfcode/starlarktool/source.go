@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"go.starlark.net/resolve"
 	"go.starlark.net/syntax"
+
+	"github.com/shelldon/shelldon/internal/hidden"
 )
 
 // MaxSource is the size limit of a tool's source and of its test, in bytes.
@@ -94,8 +95,8 @@ func checkText(src []byte) error {
 		if r == utf8.RuneError && size == 1 {
 			return fmt.Errorf("line %d:%d: invalid UTF-8 (byte 0x%02x); the source must be UTF-8 text", line, col, src[i])
 		}
-		what := hidden(r)
-		if what == "" && isVariationSelector(r) && !(r == 0xFE0E || r == 0xFE0F) || (r == 0xFE0E || r == 0xFE0F) && (prev < 0x80 || isVariationSelector(prev)) {
+		what := hiddenChar(r)
+		if what == "" && hidden.IsVariationSelector(r) && !(r == 0xFE0E || r == 0xFE0F) || (r == 0xFE0E || r == 0xFE0F) && (prev < 0x80 || hidden.IsVariationSelector(prev)) {
 			// One text or emoji presentation selector after a non-ASCII
 			// character is how emoji are written; runs of selectors can
 			// carry hidden text.
@@ -125,58 +126,13 @@ func checkText(src []byte) error {
 	return nil
 }
 
-// hiddenNames names the characters used to hide code from a reader.
-var hiddenNames = map[rune]string{
-	0x00AD: "the soft hyphen (invisible)",
-	0x034F: "the combining grapheme joiner (invisible)",
-	0x061C: "the bidirectional control ARABIC LETTER MARK",
-	0x115F: "the invisible filler HANGUL CHOSEONG FILLER",
-	0x1160: "the invisible filler HANGUL JUNGSEONG FILLER",
-	0x180E: "the invisible MONGOLIAN VOWEL SEPARATOR",
-	0x200B: "the zero-width character ZERO WIDTH SPACE",
-	0x200C: "the zero-width character ZERO WIDTH NON-JOINER",
-	0x200D: "the zero-width character ZERO WIDTH JOINER",
-	0x200E: "the bidirectional control LEFT-TO-RIGHT MARK",
-	0x200F: "the bidirectional control RIGHT-TO-LEFT MARK",
-	0x202A: "the bidirectional control LEFT-TO-RIGHT EMBEDDING",
-	0x202B: "the bidirectional control RIGHT-TO-LEFT EMBEDDING",
-	0x202C: "the bidirectional control POP DIRECTIONAL FORMATTING",
-	0x202D: "the bidirectional control LEFT-TO-RIGHT OVERRIDE",
-	0x202E: "the bidirectional control RIGHT-TO-LEFT OVERRIDE",
-	0x2060: "the zero-width character WORD JOINER",
-	0x2066: "the bidirectional control LEFT-TO-RIGHT ISOLATE",
-	0x2067: "the bidirectional control RIGHT-TO-LEFT ISOLATE",
-	0x2068: "the bidirectional control FIRST STRONG ISOLATE",
-	0x2069: "the bidirectional control POP DIRECTIONAL ISOLATE",
-	0x3164: "the invisible filler HANGUL FILLER",
-	0xFEFF: "the zero-width character ZERO WIDTH NO-BREAK SPACE (byte-order mark)",
-	0xFFA0: "the invisible filler HALFWIDTH HANGUL FILLER",
-}
-
-// hidden describes r when it may not appear in a source, or returns "".
-func hidden(r rune) string {
-	switch r {
-	case '\n', '\t', '\r':
+// hiddenChar describes r when a source may not hold it, or returns ""; a
+// carriage return is allowed (CRLF sources).
+func hiddenChar(r rune) string {
+	if r == '\r' {
 		return ""
 	}
-	if name, ok := hiddenNames[r]; ok {
-		return name
-	}
-	switch {
-	case unicode.Is(unicode.Cc, r):
-		return "the control character"
-	case unicode.Is(unicode.Cf, r):
-		return "the invisible format character"
-	case unicode.In(r, unicode.Zl, unicode.Zp):
-		return "the line or paragraph separator"
-	case unicode.Is(unicode.Co, r):
-		return "the private-use character"
-	}
-	return ""
-}
-
-func isVariationSelector(r rune) bool {
-	return r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0100 && r <= 0xE01EF
+	return hidden.Describe(r)
 }
 
 // parse parses src as a Starlark file, the syntax error placed by line.

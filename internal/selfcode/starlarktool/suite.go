@@ -12,6 +12,8 @@ import (
 
 	starmath "go.starlark.net/lib/math"
 	"go.starlark.net/starlark"
+
+	"github.com/shelldon/shelldon/internal/starlarkjson"
 )
 
 // TestReport is the outcome of a tool's test run, for the model and the
@@ -123,7 +125,7 @@ func runTests(ctx context.Context, code, test []byte, host Host, lim Limits, out
 		return rep
 	}
 
-	env := starlark.StringDict{"json": jsonModule(maxJSONNest), "math": starmath.Module}
+	env := starlark.StringDict{"json": starlarkjson.Module(maxJSONNest), "math": starmath.Module}
 	for k, v := range toolGlobals {
 		env[k] = v
 	}

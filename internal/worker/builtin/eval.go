@@ -10,13 +10,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	starjson "go.starlark.net/lib/json"
 	starmath "go.starlark.net/lib/math"
 	"go.starlark.net/starlark"
-	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
 
 	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/starlarkjson"
 	"github.com/shelldon/shelldon/internal/worker"
 )
 
@@ -92,7 +91,7 @@ func evalExpr(ctx context.Context, lim evalLimits, code string) (string, error) 
 
 	thread := &starlark.Thread{Name: "eval", Print: func(*starlark.Thread, string) {}}
 	thread.SetMaxExecutionSteps(lim.Steps)
-	env := starlark.StringDict{"math": starmath.Module, "json": jsonModule(lim.MaxNest)}
+	env := starlark.StringDict{"math": starmath.Module, "json": starlarkjson.Module(lim.MaxNest)}
 
 	type result struct {
 		text string
@@ -203,56 +202,4 @@ func capResult(s string, max int) string {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("\n[truncated: result is %d bytes; showing the first %d]", len(s), cut)
-}
-
-// jsonModule is go.starlark.net's json module with a nesting limit on
-// decode: its recursive descent has none, and json.decode("[" * 10**7)
-// would overflow the Go stack, which kills the process.
-func jsonModule(maxNest int) *starlarkstruct.Module {
-	members := make(starlark.StringDict, len(starjson.Module.Members))
-	for k, v := range starjson.Module.Members {
-		members[k] = v
-	}
-	decode := starjson.Module.Members["decode"].(*starlark.Builtin)
-	members["decode"] = starlark.NewBuiltin("json.decode", func(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		vals := append([]starlark.Value(nil), args...)
-		for _, kv := range kwargs {
-			vals = append(vals, kv[1])
-		}
-		for _, v := range vals {
-			if s, ok := v.(starlark.String); ok && nesting(string(s)) > maxNest {
-				return nil, fmt.Errorf("json.decode: nesting deeper than %d", maxNest)
-			}
-		}
-		return starlark.Call(thread, decode, args, kwargs)
-	})
-	return &starlarkstruct.Module{Name: "json", Members: members}
-}
-
-// nesting returns the deepest bracket nesting of JSON text, outside strings.
-func nesting(s string) int {
-	depth, deepest := 0, 0
-	inString, escaped := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			depth++
-			deepest = max(deepest, depth)
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return deepest
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shelldon/shelldon/internal/starlarkjson"
 )
 
 func TestEval(t *testing.T) {
@@ -76,8 +78,8 @@ func TestNesting(t *testing.T) {
 	for s, want := range map[string]int{
 		``: 0, `1`: 0, `[1]`: 1, `{"a":[{}]}`: 3, `"[[["`: 0, `["\"[["]`: 1, `[[]][]`: 2,
 	} {
-		if got := nesting(s); got != want {
-			t.Errorf("nesting(%q) = %d, want %d", s, got, want)
+		if got := starlarkjson.Nesting(s); got != want {
+			t.Errorf("starlarkjson.Nesting(%q) = %d, want %d", s, got, want)
 		}
 	}
 }
