@@ -99,6 +99,11 @@ func TestSelfCodingRoundTrip(t *testing.T) {
 			if status != 200 || !strings.Contains(reply, "propose_tool ok=true") || !strings.Contains(reply, "PASSED") {
 				t.Fatalf("propose: %d %s", status, reply)
 			}
+			// The turn's outcome carries the promotion, for every transport to
+			// put before the owner at once.
+			if list, _ := out["approvals"].([]any); len(list) != 1 || list[0].(map[string]any)["kind"] != "promotion" {
+				t.Errorf("the turn's approvals = %v", out["approvals"])
+			}
 			_, list := d.do(t, "GET", "/api/approvals", d.token, nil)
 			var id string
 			for _, raw := range list["approvals"].([]any) {

@@ -218,6 +218,7 @@ func (c *Core) runTurn(ctx context.Context, chat, text string, resume *contracts
 		res.Reply = parkedReply(*res.Pending, view)
 		end.Reply, end.Messages = res.Reply, nil
 	}
+	out.Approvals = append(out.Approvals, c.notes.takeApprovals(turn)...)
 	if extra := c.notes.take(turn); extra != "" {
 		res.Reply = strings.TrimSpace(res.Reply + "\n\n" + extra)
 		end.Reply = res.Reply

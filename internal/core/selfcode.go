@@ -53,6 +53,7 @@ func (c *Core) propose(ctx context.Context, job contracts.Job, p contracts.Propo
 		return contracts.Proposed{}, err
 	}
 	c.audit(ctx, job.Chat, job.Turn, auditProposed, name, a.Args, fmt.Sprintf("v%d %s, gate passed; request %s", m.Version, m.Hash[:12], a.ID), true, 0)
+	c.notes.addApproval(job.Turn, view(a))
 	return contracts.Proposed{ApprovalID: a.ID, Version: m.Version, Hash: m.Hash}, nil
 }
 
@@ -197,8 +198,28 @@ func (c *Core) strike(ctx context.Context, job contracts.Job, te contracts.ToolE
 // notes are messages from shelldon itself to the owner, added to the reply
 // of the turn they arose in.
 type notes struct {
-	mu sync.Mutex
-	m  map[int64][]string
+	mu        sync.Mutex
+	m         map[int64][]string
+	approvals map[int64][]ApprovalView // promotions filed during a turn
+}
+
+// addApproval records a request filed during a turn (a promotion), for the
+// turn's outcome, so every transport can put it before the owner at once.
+func (n *notes) addApproval(turn int64, v ApprovalView) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.approvals == nil {
+		n.approvals = map[int64][]ApprovalView{}
+	}
+	n.approvals[turn] = append(n.approvals[turn], v)
+}
+
+func (n *notes) takeApprovals(turn int64) []ApprovalView {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := n.approvals[turn]
+	delete(n.approvals, turn)
+	return out
 }
 
 func (c *Core) note(turn int64, text string) {
