@@ -259,3 +259,20 @@ func TestTwoProposalsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestProposedToolInTheTerminal: the terminal chat shows the whole proposed
+// tool and asks inline; "y" promotes it.
+func TestProposedToolInTheTerminal(t *testing.T) {
+	t.Parallel()
+	srv := brokertest.NewServer(t, "openai", selfScript("starlark", wordCountStar, wordCountStarTest))
+	h := home(t, "openai", srv.BaseURL(), "")
+	stdout, stderr, code := run(t, h, "make me a word counter\ny\ncount a b\n", "chat")
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, stderr)
+	}
+	for _, want := range []string{"New tool: word_count", "def run(text):", "Approve request ", "is live", "word_count ok=true 2"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the terminal lacks %q:\n%s", want, stdout)
+		}
+	}
+}

@@ -109,6 +109,10 @@ func (t *Terminal) Run(ctx context.Context) error {
 		// asked about right here; a decision may lead to another request.
 		for len(out.Approvals) > 0 && t.Decider != nil {
 			a := out.Approvals[0]
+			if !strings.Contains(out.Reply, a.Summary) {
+				// A proposed tool: show the owner everything before asking.
+				fmt.Fprintf(t.Out, "\n%s\n\n", Sanitize(a.Summary))
+			}
 			answer, err := read(fmt.Sprintf("Approve request %s (%s)? [y/N] ", a.ID, a.Tool))
 			if err != nil && !errors.Is(err, liner.ErrPromptAborted) {
 				return nil
