@@ -87,3 +87,41 @@ func TestDegradedRunKeepsOtherLayers(t *testing.T) {
 		t.Errorf("the helper did not report what it skipped: %q", skipped)
 	}
 }
+
+// TestDegradedWorkerKeepsTheHomeOut: on a kernel without namespaces the
+// worker (a nested-sandbox builder) still gets Landlock, so shelldon's home
+// stays out of its reach.
+func TestDegradedWorkerKeepsTheHomeOut(t *testing.T) {
+	t.Parallel()
+	r := &Runner{helper: testbin.Shelldon(t)}
+	r.once.Do(func() { r.tier = missingUserNS() })
+	ws := t.TempDir()
+	home, err := os.MkdirTemp("/var/tmp", "shelldon-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(home)
+	os.WriteFile(home+"/.env", []byte("KEY=sk-secret"), 0o644)
+	p := Policy{
+		Argv:      []string{"/bin/sh", "-c", "cat " + home + "/.env || echo home-denied; echo ok > " + ws + "/w"},
+		Workspace: ws, Nested: true, AllowDegraded: true, Timeout: 10 * time.Second,
+	}
+	sp, err := r.prepare(context.Background(), &p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	pr, err := r.start(context.Background(), sp, p, nil, &stdout, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pr.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(stdout.String(), "sk-secret") || !strings.Contains(stdout.String(), "home-denied") {
+		t.Fatalf("a degraded worker read shelldon's home: %q %s", stdout.String(), stderr.String())
+	}
+	if data, _ := os.ReadFile(ws + "/w"); string(data) != "ok\n" {
+		t.Errorf("the workspace was not writable: %q", data)
+	}
+}

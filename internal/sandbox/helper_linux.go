@@ -137,10 +137,13 @@ func (h *helper) setup(sp spec) error {
 	}
 	if abi, err := landlock.ABI(); err != nil {
 		h.skip("landlock: " + err.Error())
-	} else if sp.Nested {
+	} else if sp.Nested && sp.Namespaces {
 		// A Landlock domain may not change its mount topology, so a process
 		// that builds sandboxes of its own (the worker, which is shelldon's
-		// code) goes without; the sandboxes it builds get Landlock.
+		// code) goes without; its mount view keeps shelldon's home out, and
+		// the sandboxes it builds get Landlock. Without namespaces (a
+		// degraded kernel) there is no mount view and no nesting, so
+		// Landlock is what keeps the home out: it applies then.
 		h.skip("landlock: not applied to a process that builds nested sandboxes")
 	} else {
 		rules := landlock.Rules{ReadOnly: []string{"/"}, ReadWrite: []string{"/tmp", "/dev/null"}, AllowTCP: sp.Network, Scope: true}
@@ -152,6 +155,10 @@ func (h *helper) setup(sp spec) error {
 			rules.ReadOnly = append(append([]string{}, systemDirs...), sp.ReadOnly...)
 			rules.ReadOnly = append(rules.ReadOnly, etcFiles...)
 			rules.ReadWrite = append([]string{}, devices...)
+			if sp.Nested {
+				// The worker's own children (the gate) stage files in /tmp.
+				rules.ReadWrite = append(rules.ReadWrite, "/tmp")
+			}
 		}
 		if sp.Workspace != "" {
 			rules.ReadWrite = append(rules.ReadWrite, sp.Workspace)
