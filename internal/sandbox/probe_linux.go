@@ -5,7 +5,6 @@ package sandbox
 import (
 	"context"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -70,7 +69,14 @@ func (r *Runner) probe(ctx context.Context) Tier {
 		}
 	}
 	t.Layers = append(t.Layers, ll)
-	t.Layers = append(t.Layers, Layer{Name: LayerCgroup, Detail: cgroupDetail()})
+	cg := Layer{Name: LayerCgroup}
+	if err := pidsAvailable(); err != nil {
+		cg.Detail = "not used: " + err.Error() + " (rlimits bound each process instead)"
+	} else {
+		cg.OK, cg.Detail = true, "pids limit per sandbox (cgroup v1)"
+		r.cgroups = true
+	}
+	t.Layers = append(t.Layers, cg)
 	return t
 }
 
@@ -100,14 +106,4 @@ func reason(layer, nsErr string, st status) string {
 		return st.Error
 	}
 	return "not in place"
-}
-
-// cgroupDetail says why the cgroup layer is not used: shelldon adds cgroup
-// limits only through a delegated cgroup v2 subtree, which it does not
-// create itself yet.
-func cgroupDetail() string {
-	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err != nil {
-		return "not used: no cgroup v2 hierarchy (rlimits bound each process instead)"
-	}
-	return "not used: cgroup v2 present but no delegated subtree (rlimits bound each process instead)"
 }

@@ -22,9 +22,10 @@ import (
 
 // Runner runs policies through a helper binary.
 type Runner struct {
-	helper string
-	once   sync.Once
-	tier   Tier
+	helper  string
+	once    sync.Once
+	tier    Tier
+	cgroups bool // put each sandbox in a pids cgroup (probed)
 }
 
 // NewRunner returns a Runner whose helper is the given binary (one that
@@ -51,6 +52,7 @@ type Process struct {
 	stDone chan error
 	start  time.Time
 	killed atomic.Bool
+	cgroup *pidsCgroup
 }
 
 // Start starts p's command in a sandbox with the given standard streams
@@ -133,6 +135,18 @@ func (r *Runner) start(ctx context.Context, sp spec, p Policy, stdin io.Reader, 
 		statR.Close()
 		return nil, fmt.Errorf("sandbox: start helper: %w", err)
 	}
+	// The helper waits for its spec before it starts anything, so every
+	// process of the sandbox is born inside the pids cgroup. Its threads
+	// count too, hence the margin.
+	if r.cgroups {
+		cg, err := newPidsCgroup(cmd.Process.Pid, int(sp.Limits.Processes)+16)
+		if err != nil {
+			pr.Kill()
+			pr.Wait()
+			return nil, fmt.Errorf("sandbox: pids cgroup: %w", err)
+		}
+		pr.cgroup = cg
+	}
 	go func() {
 		data, err := io.ReadAll(io.LimitReader(statR, 1<<20))
 		if err == nil && len(bytes.TrimSpace(data)) > 0 {
@@ -185,6 +199,7 @@ func (pr *Process) Wait() (Result, error) {
 	// Nothing of the sandbox may outlive it (a degraded run has no PID
 	// namespace to take its processes down).
 	syscall.Kill(-pr.cmd.Process.Pid, syscall.SIGKILL)
+	defer pr.cgroup.remove()
 	select {
 	case <-pr.stDone:
 	case <-time.After(2 * time.Second):

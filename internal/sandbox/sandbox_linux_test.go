@@ -354,10 +354,29 @@ func TestResourceBombs(t *testing.T) {
 		// The function's name is unique to this test process, so processes
 		// of another test run are not mistaken for survivors.
 		bomb := fmt.Sprintf("bomb_%d_%d", os.Getpid(), time.Now().UnixNano())
+		// While the bomb goes off, the host must still be able to fork: the
+		// sandbox's process limit holds even for the host's root user
+		// (RLIMIT_NPROC does not bind root; the pids cgroup does).
+		hostFailures := make(chan [2]int, 1)
+		go func() {
+			failed, most := 0, 0
+			time.Sleep(300 * time.Millisecond)
+			for range 20 {
+				if err := exec.Command("true").Run(); err != nil {
+					failed++
+				}
+				most = max(most, len(processesWith(bomb)))
+				time.Sleep(50 * time.Millisecond)
+			}
+			hostFailures <- [2]int{failed, most}
+		}()
 		res := b.sh(fmt.Sprintf(`%[1]s() { %[1]s | %[1]s & }; %[1]s; sleep 2; echo survived`, bomb), func(p *sandbox.Policy) {
 			p.Timeout = 4 * time.Second
 			p.Limits.Processes = 32
 		})
+		if got := <-hostFailures; got[0] > 0 || got[1] > 64 {
+			t.Errorf("during the bomb the host failed to fork %d times, and saw up to %d bomb processes (limit 32)", got[0], got[1])
+		}
 		// However the run ended (the shell giving up, the deadline), the
 		// bomb must be gone with it, and the host must still fork.
 		if left := processesWith(bomb); len(left) > 0 {
