@@ -89,6 +89,9 @@ func escapeLines(src string) string {
 // denied, the staged copy is discarded.
 func (c *Core) decidePromotion(ctx context.Context, a store.Approval) (Outcome, error) {
 	out := Outcome{Approvals: []ApprovalView{}}
+	if c.opts.Tools == nil {
+		return out, errors.New("core: self-coded tools are not enabled")
+	}
 	st := c.opts.Store
 	if a.State == store.ApprovalDenied {
 		if err := st.Transition(ctx, a.ID, store.ApprovalDenied, store.ApprovalDone, "discarded", 0); err != nil {
