@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/shelldon/shelldon/internal/hidden"
 )
 
 // Escape shows every character that could hide or disguise text as a
@@ -26,24 +27,13 @@ func Escape(s string) string {
 			b.WriteString(`\t`)
 		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case hidden(r):
+		case hidden.Describe(r) != "":
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
-}
-
-// hidden reports characters that render as nothing or reorder text:
-// zero-width ones, bidirectional controls, and other format characters.
-func hidden(r rune) bool {
-	switch {
-	case r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2069,
-		r == 0xfeff, r == 0x061c, r == 0x180e, r == 0x00ad, r == 0x034f:
-		return true
-	}
-	return unicode.Is(unicode.Cf, r)
 }
 
 // Bound keeps a long value readable: its head and tail around the size.
