@@ -7,8 +7,6 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -50,38 +48,13 @@ func (c *Client) Name() string { return c.name }
 // Complete sends req to POST {BaseURL}/chat/completions and returns the
 // normalized answer.
 func (c *Client) Complete(ctx context.Context, req contracts.Request, onText func(delta string)) (contracts.Completion, error) {
-	body, err := json.Marshal(buildRequest(c.cfg, req, c.newTokenField))
-	if err != nil {
-		return contracts.Completion{}, provider.NewError(c.name, 0, false, "encode request: "+err.Error(), c.cfg.APIKey)
-	}
-	a, err := c.http.Do(ctx, http.MethodPost, c.url("/chat/completions"), c.header(), body, c.cfg.Stream)
-	if err != nil {
-		return contracts.Completion{}, err
-	}
-	defer a.Close()
-	comp, err := a.Decode(c.cfg.Stream, onText, decodeStream, decodeResponse)
-	if err != nil {
-		return contracts.Completion{}, err
-	}
-	comp.Provider = c.cfg.CompletionProvider(Kind)
-	if comp.Model == "" {
-		comp.Model = c.cfg.Model
-	}
-	return comp, nil
+	return c.http.Complete(ctx, c.cfg, Kind, c.url("/chat/completions"), c.header(), buildRequest(c.cfg, req, c.newTokenField), onText, decodeStream, decodeResponse)
 }
 
 // Ping checks that the server answers and accepts the key, with GET
 // {BaseURL}/models.
 func (c *Client) Ping(ctx context.Context) error {
-	a, err := c.http.Do(ctx, http.MethodGet, c.url("/models"), c.header(), nil, false)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	if _, err := io.Copy(io.Discard, io.LimitReader(a.Body, provider.MaxReplyBody)); err != nil {
-		return a.Fail(err)
-	}
-	return nil
+	return c.http.Ping(ctx, c.url("/models"), c.header())
 }
 
 func (c *Client) url(path string) string {

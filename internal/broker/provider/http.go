@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -170,4 +171,45 @@ func (r *idleReader) Read(p []byte) (int, error) {
 		r.timer.Reset(r.d)
 	}
 	return n, err
+}
+
+// Complete posts payload (encoded as JSON) to url and decodes the reply,
+// streamed or plain, into a Completion labelled with the provider and
+// model: the part of a model call both wire formats share.
+func (h *HTTP) Complete(ctx context.Context, cfg Config, kind, url string, header http.Header, payload any, onText func(string),
+	stream func(r io.Reader, onText func(string)) (contracts.Completion, error),
+	plain func(data []byte) (contracts.Completion, error),
+) (contracts.Completion, error) {
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return contracts.Completion{}, NewError(h.Provider, 0, false, "encode request: "+err.Error(), h.Secrets...)
+	}
+	a, err := h.Do(ctx, http.MethodPost, url, header, body, cfg.Stream)
+	if err != nil {
+		return contracts.Completion{}, err
+	}
+	defer a.Close()
+	comp, err := a.Decode(cfg.Stream, onText, stream, plain)
+	if err != nil {
+		return contracts.Completion{}, err
+	}
+	comp.Provider = cfg.CompletionProvider(kind)
+	if comp.Model == "" {
+		comp.Model = cfg.Model
+	}
+	return comp, nil
+}
+
+// Ping checks that the API answers and accepts the key: a GET of url
+// (the models list), drained and discarded.
+func (h *HTTP) Ping(ctx context.Context, url string, header http.Header) error {
+	a, err := h.Do(ctx, http.MethodGet, url, header, nil, false)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if _, err := io.Copy(io.Discard, io.LimitReader(a.Body, MaxReplyBody)); err != nil {
+		return a.Fail(err)
+	}
+	return nil
 }
