@@ -139,6 +139,7 @@ func Open(ctx context.Context, home string, environ []string, logw io.Writer, le
 		Configure:     a.configure,
 		Tools:         tools,
 		Skills:        skillStore{lib: skills},
+		SandboxLayers: tier.InPlace(),
 		Strikes:       cfg.Selfcode.Strikes,
 		System:        cfg.Agent.SystemPrompt,
 		Workspace:     cfg.Workspace,

@@ -101,6 +101,9 @@ func buildTools(job contracts.Job, d worker.Daemon) (*worker.Registry, func(), e
 		ws.Close()
 		return nil, nil, err
 	}
+	if len(job.SandboxLayers) > 0 {
+		runner.Known(sandbox.TierOf(job.SandboxLayers))
+	}
 	if err := risky.Register(reg, risky.Env{Workspace: ws, Sandbox: runner, AllowDegraded: job.AllowDegraded, Config: d}); err != nil {
 		ws.Close()
 		return nil, nil, err

@@ -227,6 +227,9 @@ type Job struct {
 	AllowDegraded bool `json:"allow_degraded,omitempty"`
 	// SelfTools are the live self-coded tools this turn offers.
 	SelfTools []SelfTool `json:"self_tools,omitempty"`
+	// SandboxLayers are the sandbox layers the daemon's probe found in
+	// place, so the worker's sandboxed tools need not probe again.
+	SandboxLayers []string `json:"sandbox_layers,omitempty"`
 	// SkillCatalog lists the skills ("name: description" lines) for the
 	// system prompt.
 	SkillCatalog string `json:"skill_catalog,omitempty"`

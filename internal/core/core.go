@@ -52,6 +52,8 @@ type Options struct {
 	// Configure applies an owner-approved config change (update_config)
 	// and returns the diff; nil means the tool is unavailable.
 	Configure func(ctx context.Context, changes json.RawMessage) ([]string, error)
+	// SandboxLayers are the sandbox layers in place, for the workers.
+	SandboxLayers []string
 	// Skills serves the skills tools and the catalog; nil means none.
 	Skills SkillStore
 	// Tools is the directory of self-coded tools; nil means none.
@@ -188,7 +190,7 @@ func (c *Core) runTurn(ctx context.Context, chat, text string, resume *contracts
 	job := contracts.Job{
 		Chat: chat, Turn: turn, System: tun.System, History: history, Input: text,
 		Workspace: c.opts.Workspace, Limits: lim, Deadline: started.Add(lim.Budget), Resume: resume,
-		AllowDegraded: tun.AllowDegraded, SelfTools: c.discover(), SkillCatalog: c.catalog(),
+		AllowDegraded: tun.AllowDegraded, SelfTools: c.discover(), SkillCatalog: c.catalog(), SandboxLayers: c.opts.SandboxLayers,
 	}
 	res, runErr := c.runWorker(ctx, job, ev)
 	end := store.TurnEnd{

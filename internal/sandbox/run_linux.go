@@ -226,6 +226,16 @@ func (pr *Process) Wait() (Result, error) {
 	return res, nil
 }
 
+// Known sets the tier the daemon's probe already found, so this Runner
+// does not probe again (a worker building nested sandboxes). Whether it
+// can make pids cgroups is still checked here: inside a sandbox it cannot.
+func (r *Runner) Known(t Tier) {
+	r.once.Do(func() {
+		r.tier = t
+		r.cgroups = t.has(LayerCgroup) && pidsAvailable() == nil
+	})
+}
+
 // Run runs p's command in a sandbox and returns how it ended, with its
 // output capped. A command that fails, times out or is killed is a Result;
 // an error means the sandbox could not be built or a required layer is

@@ -44,3 +44,6 @@ func (*Process) Kill() {}
 
 // Wait refuses.
 func (*Process) Wait() (Result, error) { return Result{}, ErrUnsupported }
+
+// Known does nothing off Linux.
+func (r *Runner) Known(Tier) {}

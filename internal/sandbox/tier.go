@@ -83,3 +83,29 @@ func (t Tier) String() string {
 	}
 	return fmt.Sprintf("%s (%s)", state, strings.Join(on, ", "))
 }
+
+// InPlace names the layers of t that are in place.
+func (t Tier) InPlace() []string {
+	var out []string
+	for _, l := range t.Layers {
+		if l.OK {
+			out = append(out, l.Name)
+		}
+	}
+	return out
+}
+
+// TierOf rebuilds a Tier from the names of the layers in place (InPlace),
+// as a worker gets them from the daemon.
+func TierOf(inPlace []string) Tier {
+	on := map[string]bool{}
+	for _, n := range inPlace {
+		on[n] = true
+	}
+	var t Tier
+	for _, name := range required {
+		t.Layers = append(t.Layers, Layer{Name: name, Required: true, OK: on[name]})
+	}
+	t.Layers = append(t.Layers, Layer{Name: LayerLandlock, OK: on[LayerLandlock]}, Layer{Name: LayerCgroup, OK: on[LayerCgroup]})
+	return t
+}
