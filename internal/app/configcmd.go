@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shelldon/shelldon/internal/config"
+	"github.com/shelldon/shelldon/internal/transport/cli"
 )
 
 func (e cmdEnv) configCmd() *cobra.Command {
@@ -26,7 +27,7 @@ func (e cmdEnv) configCmd() *cobra.Command {
 				return err
 			}
 			var value string
-			if isTTY(e.stdin) {
+			if cli.IsTerminal(e.stdin) {
 				if value, err = readSecret(fmt.Sprintf("Value of %s (not shown): ", args[0])); err != nil {
 					return err
 				}

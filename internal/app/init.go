@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shelldon/shelldon/internal/config"
+	"github.com/shelldon/shelldon/internal/transport/cli"
 )
 
 // providerPresets are the choices `shelldon init` offers.
@@ -41,7 +42,7 @@ func (e cmdEnv) initCmd() *cobra.Command {
 			if _, err := os.Stat(cfgPath); err == nil && !force {
 				return fmt.Errorf("%s already exists; edit it, or pass --force to overwrite it", cfgPath)
 			}
-			interactive := isTTY(e.stdin)
+			interactive := cli.IsTerminal(e.stdin)
 			in := bufio.NewReader(e.stdin)
 			if prov == "" {
 				if !interactive {
@@ -103,15 +104,6 @@ func (e cmdEnv) initCmd() *cobra.Command {
 	cmd.Flags().StringVar(&keyEnv, "api-key-env", "", "name of the variable that holds the API key")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite an existing config.yaml")
 	return cmd
-}
-
-func isTTY(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func lookupEnv(environ []string, name string) string {

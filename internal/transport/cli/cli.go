@@ -155,7 +155,7 @@ func (t *Terminal) turn(ctx context.Context, ints <-chan os.Signal, run func(con
 // input returns a line reader: liner with history on a terminal, a plain
 // scanner otherwise.
 func (t *Terminal) input() (func(prompt string) (string, error), func()) {
-	if f, ok := t.In.(*os.File); ok && f == os.Stdin && liner.TerminalSupported() && isTerminal(f) {
+	if f, ok := t.In.(*os.File); ok && f == os.Stdin && liner.TerminalSupported() && IsTerminal(f) {
 		ln := liner.NewLiner()
 		ln.SetCtrlCAborts(true)
 		if t.HistoryFile != "" {
@@ -195,7 +195,12 @@ func (t *Terminal) input() (func(prompt string) (string, error), func()) {
 	}, func() {}
 }
 
-func isTerminal(f *os.File) bool {
+// IsTerminal reports whether r is a terminal.
+func IsTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
