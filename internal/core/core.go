@@ -310,49 +310,9 @@ func (c *Core) runWorker(ctx context.Context, job contracts.Job, ev Events) (con
 					return contracts.Result{}, err
 				}
 				c.toolEvent(ctx, job, te, ev)
-			case wire.TypeSkill:
-				var msg wire.SkillMsg
-				if err := f.Decode(&msg); err != nil {
+			case wire.TypeSkill, wire.TypeConfigure, wire.TypePropose:
+				if err := c.answer(ctx, job, conn, f, &configured); err != nil {
 					return contracts.Result{}, err
-				}
-				reply := wire.SkillDoneMsg{Seq: msg.Seq}
-				if c.opts.Skills == nil {
-					reply.Error = "skills are not available"
-				} else if out, err := c.opts.Skills.Do(ctx, msg.Request); err != nil {
-					reply.Error = err.Error()
-				} else {
-					reply.Result = out
-				}
-				if err := conn.Send(wire.TypeSkillDone, reply); err != nil {
-					c.log.Debug("send skill answer to worker", "err", err)
-				}
-			case wire.TypeConfigure:
-				var msg wire.ConfigureMsg
-				if err := f.Decode(&msg); err != nil {
-					return contracts.Result{}, err
-				}
-				reply := wire.ConfiguredMsg{Seq: msg.Seq}
-				diff, err := c.configure(ctx, job, msg.Changes, &configured)
-				if err != nil {
-					reply.Error = err.Error()
-				}
-				reply.Diff = diff
-				if err := conn.Send(wire.TypeConfigured, reply); err != nil {
-					c.log.Debug("send configured to worker", "err", err)
-				}
-			case wire.TypePropose:
-				var msg wire.ProposeMsg
-				if err := f.Decode(&msg); err != nil {
-					return contracts.Result{}, err
-				}
-				reply := wire.ProposedMsg{Seq: msg.Seq}
-				got, err := c.propose(ctx, job, msg.Proposal)
-				if err != nil {
-					reply.Error = err.Error()
-				}
-				reply.Proposed = got
-				if err := conn.Send(wire.TypeProposed, reply); err != nil {
-					c.log.Debug("send proposed to worker", "err", err)
 				}
 			case wire.TypeResult:
 				if f.Error != "" {
