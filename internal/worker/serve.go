@@ -77,10 +77,10 @@ func Serve(ctx context.Context, conn *wire.Conn, build Builder, redact func(stri
 	return nil
 }
 
-// remoteModel asks the daemon for completions, proposals and config
+// daemonClient asks the daemon for completions, proposals, skills and config
 // changes over the frame pipe. Each request carries a sequence number; the
 // answer with the same number goes to the request waiting for it.
-type remoteModel struct {
+type daemonClient struct {
 	conn    *wire.Conn
 	mu      sync.Mutex
 	seq     int64
@@ -89,16 +89,16 @@ type remoteModel struct {
 }
 
 var (
-	_ Model  = (*remoteModel)(nil)
-	_ Daemon = (*remoteModel)(nil)
+	_ Model  = (*daemonClient)(nil)
+	_ Daemon = (*daemonClient)(nil)
 )
 
-func newRemote(conn *wire.Conn) *remoteModel {
-	return &remoteModel{conn: conn, pending: map[int64]chan wire.Frame{}}
+func newRemote(conn *wire.Conn) *daemonClient {
+	return &daemonClient{conn: conn, pending: map[int64]chan wire.Frame{}}
 }
 
 // call sends one request and waits for its answer.
-func (m *remoteModel) call(ctx context.Context, typ string, body func(seq int64) any) (wire.Frame, error) {
+func (m *daemonClient) call(ctx context.Context, typ string, body func(seq int64) any) (wire.Frame, error) {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -129,7 +129,7 @@ func (m *remoteModel) call(ctx context.Context, typ string, body func(seq int64)
 }
 
 // Propose sends a proposal and waits for the daemon's answer.
-func (m *remoteModel) Propose(ctx context.Context, p contracts.Proposal) (contracts.Proposed, error) {
+func (m *daemonClient) Propose(ctx context.Context, p contracts.Proposal) (contracts.Proposed, error) {
 	f, err := m.call(ctx, wire.TypePropose, func(seq int64) any { return wire.ProposeMsg{Seq: seq, Proposal: p} })
 	if err != nil {
 		return contracts.Proposed{}, err
@@ -146,7 +146,7 @@ func (m *remoteModel) Propose(ctx context.Context, p contracts.Proposal) (contra
 
 // Configure asks the daemon to apply the config change the owner approved
 // (update_config) and returns what changed.
-func (m *remoteModel) Configure(ctx context.Context, changes json.RawMessage) ([]string, error) {
+func (m *daemonClient) Configure(ctx context.Context, changes json.RawMessage) ([]string, error) {
 	f, err := m.call(ctx, wire.TypeConfigure, func(seq int64) any { return wire.ConfigureMsg{Seq: seq, Changes: changes} })
 	if err != nil {
 		return nil, err
@@ -162,7 +162,7 @@ func (m *remoteModel) Configure(ctx context.Context, changes json.RawMessage) ([
 }
 
 // Skill asks the daemon for a skills operation.
-func (m *remoteModel) Skill(ctx context.Context, req contracts.SkillRequest) (string, error) {
+func (m *daemonClient) Skill(ctx context.Context, req contracts.SkillRequest) (string, error) {
 	f, err := m.call(ctx, wire.TypeSkill, func(seq int64) any { return wire.SkillMsg{Seq: seq, Request: req} })
 	if err != nil {
 		return "", err
@@ -177,7 +177,7 @@ func (m *remoteModel) Skill(ctx context.Context, req contracts.SkillRequest) (st
 	return msg.Result, nil
 }
 
-func (m *remoteModel) Complete(ctx context.Context, req contracts.Request) (contracts.Completion, error) {
+func (m *daemonClient) Complete(ctx context.Context, req contracts.Request) (contracts.Completion, error) {
 	f, err := m.call(ctx, wire.TypeComplete, func(seq int64) any { return wire.CompleteMsg{Seq: seq, Request: req} })
 	if err != nil {
 		return contracts.Completion{}, err
@@ -197,7 +197,7 @@ func (m *remoteModel) Complete(ctx context.Context, req contracts.Request) (cont
 
 // readLoop routes the daemon's frames: answers to the request waiting for
 // them, a cancel (or the pipe closing) to the turn's context.
-func (m *remoteModel) readLoop(ctx context.Context, cancel context.CancelFunc, logger *slog.Logger) {
+func (m *daemonClient) readLoop(ctx context.Context, cancel context.CancelFunc, logger *slog.Logger) {
 	defer func() {
 		m.mu.Lock()
 		m.closed = true
