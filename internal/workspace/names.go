@@ -29,7 +29,10 @@ func CheckName(name string) error {
 	return nil
 }
 
-// DenyPatterns returns the credential deny list as path.Match patterns over
-// one path component (matched case-folded), for tools that need it in
-// their own form, such as git's exclude file.
-func DenyPatterns() []string { return append([]string(nil), denyPatterns...) }
+// DenyPatterns returns the credential deny list as gitignore(5) patterns,
+// one a line of git's exclude file, so that git leaves every denied file
+// out of 'add -A': each pattern matches a denied name at any depth (a
+// denied directory with all beneath it, ".kube/config" under any
+// directory), with ASCII letters in either case. CheckName remains the
+// check for names; this is the list in git's form.
+func DenyPatterns() []string { return gitPatterns() }

@@ -18,8 +18,9 @@
 // the root's own symlinks); the rest is then resolved like a relative name.
 // Any other absolute name fails with ErrEscapes.
 //
-// The deny list (see deny.go: .env*, .ssh, private keys, credential stores,
-// shelldon's own files, ...) is matched on every component: a name is
+// The deny list (see deny.go: .env, *.env, .ssh, private keys and
+// certificates, credential stores, vault/, shelldon's own files, ...) is
+// matched on every component: a name is
 // refused when any component of what was asked for, or of anything met
 // while resolving it (symlink names and targets included), is denied.
 // ListDir omits denied names rather than showing them.

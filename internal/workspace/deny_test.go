@@ -1,0 +1,444 @@
+package workspace
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// denyCase is one name of the deny table: a slash-separated path relative
+// to the workspace, the file it names, and whether it is denied.
+type denyCase struct {
+	name string
+	deny bool
+}
+
+// denyCases are the credential names that must be refused and the
+// look-alikes that must stay reachable. Every pattern of denyPatterns and
+// denyPairs has a denied case here (TestDenyCasesCoverPatterns).
+var denyCases = []denyCase{
+	// Environment files.
+	{".env", true},
+	{".env.local", true},
+	{".env.production", true},
+	{"prod.env", true},
+	{"app.env", true},
+	{".envrc", true},
+	// Keys, certificates, key stores.
+	{"server.pem", true},
+	{"server.key", true},
+	{"server.crt", true},
+	{"ca.cer", true},
+	{"cert.p12", true},
+	{"cert.pfx", true},
+	{"release.jks", true},
+	{"release.keystore", true},
+	{"putty.ppk", true},
+	{"passwords.kdbx", true},
+	// SSH private keys and their variants.
+	{"id_rsa", true},
+	{"id_rsa.pub", true},
+	{"id_rsa-cert.pub", true},
+	{"id_rsa_work", true},
+	{"id_dsa", true},
+	{"id_ecdsa", true},
+	{"id_ecdsa_sk", true},
+	{"id_ed25519", true},
+	{"id_ed25519_sk", true},
+	// Credential directories and logins.
+	{".ssh/known_hosts", true},
+	{".gnupg/pubring.kbx", true},
+	{".aws/credentials", true},
+	{".aws/config", true},
+	{".azure/msal_token_cache.json", true},
+	{".config/gcloud/access_tokens.db", true},
+	{".kube/config", true},
+	{".docker/config.json", true},
+	{".netrc", true},
+	{".npmrc", true},
+	{".pypirc", true},
+	{".git-credentials", true},
+	{".pgpass", true},
+	{".htpasswd", true},
+	{"site.htpasswd", true},
+	// Application and cloud secrets.
+	{"credentials.json", true},
+	{"service-account.json", true},
+	{"service-account-prod.json", true},
+	{"service_account.json", true},
+	{"secrets.yaml", true},
+	{"secrets.yml", true},
+	{"secrets.json", true},
+	{"terraform.tfstate", true},
+	{"terraform.tfstate.backup", true},
+	{"prod.tfvars", true},
+	{"prod.auto.tfvars", true},
+	{"prod.tfvars.json", true},
+	{"vault/notes.txt", true},
+	{"shadow", true},
+	{".shelldon/config.yaml", true},
+	{"shelldon.db", true},
+
+	// Look-alikes that are not credentials.
+	{"environment.md", false},
+	{".environment", false},
+	{"env", false},
+	{"env.md", false},
+	{"envoy.yaml", false},
+	{"keyboard.txt", false},
+	{"monkey", false},
+	{"monkey.txt", false},
+	{"key", false},
+	{"keys.txt", false},
+	{"pem.txt", false},
+	{"server.crt.md", false},
+	{"crt.md", false},
+	{"certificate-notes.md", false},
+	{"id_card.png", false},
+	{"identity.md", false},
+	{"vault.md", false},
+	{"vaults/notes.txt", false},
+	{"my-vault/notes.txt", false},
+	{"config.json", false},
+	{"docker/config.json", false},
+	{"kube/config", false},
+	{".kube/cache/discovery.json", false},
+	{".config/other.txt", false},
+	{"gcloud/notes.txt", false},
+	{"service-account.yaml", false},
+	{"account.json", false},
+	{"my-secrets.yaml", false},
+	{"terraform.tf", false},
+	{"tfvars.md", false},
+	{"shadow.txt", false},
+}
+
+// mixedCase flips the case of every other letter: ".env" becomes ".EnV".
+func mixedCase(s string) string {
+	var b strings.Builder
+	i := 0
+	for _, r := range s {
+		if unicode.IsLetter(r) {
+			if i%2 == 0 {
+				r = unicode.ToUpper(r)
+			} else {
+				r = unicode.ToLower(r)
+			}
+			i++
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// variants are spellings of a name that a case-insensitive or
+// Unicode-ignoring file system may take for the name itself.
+func variants(name string) map[string]string {
+	base := path.Base(name)
+	dir := strings.TrimSuffix(name, base)
+	v := map[string]string{
+		"upper":    strings.ToUpper(name),
+		"mixed":    mixedCase(name),
+		"dot":      name + ".",
+		"space":    name + " ",
+		"zwnj":     dir + base[:1] + "\u200c" + base[1:], // ignored by HFS+
+		"nested":   "a/b/" + name,
+		"dotted":   "./a/../" + name,
+		"repeated": "a//b/./" + name,
+	}
+	if strings.ContainsAny(name, "kK") {
+		v["kelvin"] = strings.NewReplacer("k", "\u212A", "K", "\u212A").Replace(name)
+	}
+	return v
+}
+
+// TestDenyCheckName checks every name of the table and its variants by
+// their text.
+func TestDenyCheckName(t *testing.T) {
+	t.Parallel()
+	for _, tt := range denyCases {
+		names := map[string]string{"as is": tt.name}
+		for k, v := range variants(tt.name) {
+			names[k] = v
+		}
+		for kind, name := range names {
+			err := CheckName(name)
+			if tt.deny && !errors.Is(err, ErrDenied) {
+				t.Errorf("CheckName(%q) (%s) = %v; want ErrDenied", name, kind, err)
+			}
+			if !tt.deny && err != nil {
+				t.Errorf("CheckName(%q) (%s) = %v; want nil", name, kind, err)
+			}
+		}
+	}
+}
+
+// TestDenyFiles puts each name of the table on disk, with mixed-case and
+// nested copies and symlinks to it, and checks the file tools: denied
+// names are refused by ReadFile, WriteFile and Resolve, on the name asked
+// for and on what it resolves to, and left out of ListDir; the others are
+// read, written and listed.
+func TestDenyFiles(t *testing.T) {
+	t.Parallel()
+	for _, tt := range denyCases {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			mk := func(name string) {
+				t.Helper()
+				p := filepath.Join(dir, filepath.FromSlash(name))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte("SECRET=hunter2\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			link := func(target, name string) {
+				t.Helper()
+				if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			first, _, _ := strings.Cut(tt.name, "/")
+			mixed := mixedCase(tt.name)
+			nested := "n1/n2/" + tt.name
+			kelvin := strings.NewReplacer("k", "\u212A", "K", "\u212A").Replace(tt.name)
+			mk(tt.name)
+			mk(mixed)
+			mk(nested)
+			mk(kelvin)
+			link(tt.name, "alias")           // a file link, named innocently
+			link(first, "dir-alias")         // the first component, linked
+			link("n1/n2/"+first, "deep-lnk") // a nested first component
+			aliasDir := "dir-alias" + strings.TrimPrefix(tt.name, first)
+			deepDir := "deep-lnk" + strings.TrimPrefix(tt.name, first)
+
+			r, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+
+			// Reading: the name, its case variants, a nested copy, and
+			// innocent names that resolve to it.
+			for _, name := range []string{tt.name, mixed, nested, kelvin, "alias", aliasDir, deepDir, "./" + tt.name} {
+				data, _, err := r.ReadFile(name, 1<<10)
+				if tt.deny {
+					if !errors.Is(err, ErrDenied) || len(data) != 0 {
+						t.Errorf("ReadFile(%q) = %q, %v; want ErrDenied", name, data, err)
+					}
+					if _, err := r.Resolve(name); !errors.Is(err, ErrDenied) {
+						t.Errorf("Resolve(%q) = %v; want ErrDenied", name, err)
+					}
+					continue
+				}
+				if err != nil || string(data) != "SECRET=hunter2\n" {
+					t.Errorf("ReadFile(%q) = %q, %v; want the file", name, data, err)
+				}
+			}
+
+			// Writing: the name, a nested copy and innocent names that
+			// resolve to it. .envrc is protected too, which WriteFile
+			// checks first.
+			for _, name := range []string{tt.name, mixed, nested, "alias", aliasDir} {
+				_, err := r.WriteFile(name, []byte("x\n"))
+				if tt.deny {
+					if !errors.Is(err, ErrDenied) && !errors.Is(err, ErrProtected) {
+						t.Errorf("WriteFile(%q) = %v; want ErrDenied", name, err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Errorf("WriteFile(%q) = %v; want success", name, err)
+				}
+			}
+			if tt.deny {
+				got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(tt.name)))
+				if err != nil || string(got) != "SECRET=hunter2\n" {
+					t.Errorf("%s was changed: %q, %v", tt.name, got, err)
+				}
+			}
+
+			// Listing: the directory holding the name, and every directory
+			// on the way, either refuses or leaves the denied name out.
+			for _, name := range []string{tt.name, mixed, nested} {
+				comps := strings.Split(name, "/")
+				for i := range comps {
+					parent := strings.Join(comps[:i], "/")
+					entries, _, err := r.ListDir(parent, 1000)
+					shown := slices.ContainsFunc(entries, func(e Entry) bool { return e.Name == comps[i] })
+					if tt.deny {
+						if errors.Is(err, ErrDenied) {
+							break // and so is everything below
+						}
+						if err != nil {
+							t.Fatalf("ListDir(%q) = %v", parent, err)
+						}
+						if !shown {
+							break
+						}
+						continue
+					}
+					if err != nil || !shown {
+						t.Errorf("ListDir(%q) = %v, %v; want %q shown", parent, entries, err, comps[i])
+					}
+				}
+				if tt.deny {
+					last := path.Dir(name)
+					entries, _, err := r.ListDir(last, 1000)
+					if err == nil && slices.ContainsFunc(entries, func(e Entry) bool { return e.Name == path.Base(name) }) {
+						t.Errorf("ListDir(%q) shows %q", last, path.Base(name))
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestDenyCasesCoverPatterns checks that the table exercises every
+// pattern: each pattern denies some denied case and no allowed one.
+func TestDenyCasesCoverPatterns(t *testing.T) {
+	t.Parallel()
+	hits := func(match func(parent, name string) bool, deny bool) bool {
+		for _, tt := range denyCases {
+			if tt.deny != deny {
+				continue
+			}
+			comps := strings.Split(tt.name, "/")
+			for i, c := range comps {
+				parent := ""
+				if i > 0 {
+					parent = comps[i-1]
+				}
+				if match(parent, c) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, p := range denyPatterns {
+		match := func(_, name string) bool {
+			ok, _ := path.Match(fold(p), denyKey(name))
+			return ok
+		}
+		if !hits(match, true) {
+			t.Errorf("pattern %q has no denied case in the table", p)
+		}
+		if hits(match, false) {
+			t.Errorf("pattern %q matches an allowed case", p)
+		}
+	}
+	for _, d := range denyPairs {
+		match := func(parent, name string) bool {
+			return denyKey(parent) == fold(d[0]) && denyKey(name) == fold(d[1])
+		}
+		if !hits(match, true) {
+			t.Errorf("pair %q has no denied case in the table", d)
+		}
+	}
+}
+
+// TestDenyListReference pins the names shelldon's predecessors denied
+// (../shared/reference: .env / *.env / .env.*, the vault/ tree, the
+// key and certificate suffixes, id_* private keys).
+func TestDenyListReference(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{
+		".env", "prod.env", ".env.local", "vault/x", "a.pem", "a.key", "a.crt",
+		"a.cer", "a.p12", "a.pfx", ".htpasswd", "a.jks", "a.ppk", "id_rsa",
+		"id_ed25519", "id_ecdsa", "id_dsa",
+	} {
+		if err := CheckName(name); !errors.Is(err, ErrDenied) {
+			t.Errorf("CheckName(%q) = %v; want ErrDenied", name, err)
+		}
+	}
+}
+
+// TestDenyPatternsGit runs git with DenyPatterns as its exclude file, as
+// the git tool does, and checks that 'add -A' takes every allowed file of
+// the table and no denied one, in any ASCII case and at any depth.
+func TestDenyPatternsGit(t *testing.T) {
+	t.Parallel()
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	base := t.TempDir()
+	home := filepath.Join(base, "home")
+	repo := filepath.Join(base, "repo")
+	exclude := filepath.Join(home, "ignore")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exclude, []byte(strings.Join(DenyPatterns(), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(gitPath, append([]string{"-c", "core.excludesFile=" + exclude, "-c", "core.ignoreCase=false"}, args...)...)
+		cmd.Dir = repo
+		cmd.Env = []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "LANG=C", "PATH=" + os.Getenv("PATH")}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	git("init", "-q", ".")
+	want := map[string]bool{} // path -> tracked
+	for _, tt := range denyCases {
+		for _, name := range []string{tt.name, mixedCase(tt.name), strings.ToUpper(tt.name), "x/y/" + tt.name} {
+			p := filepath.Join(repo, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(name+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want[name] = !tt.deny
+		}
+	}
+	git("add", "-A")
+	tracked := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(git("ls-files", "-z")), "\x00") {
+		tracked[l] = true
+	}
+	for name, w := range want {
+		if tracked[name] != w {
+			t.Errorf("git add -A: %q tracked = %v, want %v", name, tracked[name], w)
+		}
+	}
+	if t.Failed() {
+		t.Logf("exclude file:\n%s", strings.Join(DenyPatterns(), "\n"))
+	}
+}
+
+// TestCaseless checks the git form of a pattern.
+func TestCaseless(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"*.pem":     "*.[pP][eE][mM]",
+		".env.*":    ".[eE][nN][vV].*",
+		"id_rsa*":   "[iI][dD]_[rR][sS][aA]*",
+		"*.p12":     "*.[pP]12",
+		".Docker-1": ".[dD][oO][cC][kK][eE][rR]-1",
+	} {
+		if got := caseless(in); got != want {
+			t.Errorf("caseless(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if !slices.Contains(DenyPatterns(), "**/.[kK][uU][bB][eE]/[cC][oO][nN][fF][iI][gG]") {
+		t.Errorf("DenyPatterns() has no .kube/config line: %q", DenyPatterns())
+	}
+}
