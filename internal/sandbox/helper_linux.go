@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -25,17 +28,35 @@ import (
 // status for the helper process. modes are the in-process targets a
 // Policy.Mode may name; they run in the helper itself once the sandbox is
 // built.
+//
+// The report is the helper's alone: its pipes are close-on-exec (os.NewFile
+// on an inherited descriptor keeps it open across exec), the process is not
+// dumpable (no /proc/1/mem, fd, environ for the target), and it catches
+// every signal the target could end it with.
 func Helper(modes map[string]func() int) int {
 	// Landlock, capabilities and no_new_privs are per thread: everything
 	// from here on, the target's fork included, happens on this one.
 	runtime.LockOSThread()
+	unix.CloseOnExec(specFD)
+	unix.CloseOnExec(statusFD)
 	specIn := os.NewFile(specFD, "spec")
 	statOut := os.NewFile(statusFD, "status")
 	if specIn == nil || statOut == nil {
 		fmt.Fprintln(os.Stderr, "shelldon be-child sandbox: started without its pipes")
 		return exitSetupFailed
 	}
-	h := &helper{out: statOut}
+	h := &helper{out: statOut, st: status{Detail: map[string]string{}}}
+	catchSignals()
+	// The parent wrote the uid map before this process ran (it needs the
+	// child dumpable for that); from here on the target, which runs as the
+	// same uid, may not trace it or read its /proc files. A target regains
+	// dumpable on execve; an in-process mode that builds nested sandboxes
+	// turns it on for each fork (startDumpable).
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return h.fail("make the helper non-dumpable", err)
+	}
+	h.layer(LayerHelperHidden)
+	h.st.Detail[LayerHelperHidden] = "PR_SET_DUMPABLE 0: no ptrace, no /proc/1/mem, environ, fd"
 	var sp spec
 	if err := json.NewDecoder(io.LimitReader(specIn, 1<<20)).Decode(&sp); err != nil {
 		return h.fail("read spec", err)
@@ -78,6 +99,37 @@ type helper struct {
 	st  status
 }
 
+// catchSignals relays every signal the Go runtime would die of to a
+// drained channel. The helper is PID 1 of its PID namespace, so the kernel
+// never delivers SIGKILL or SIGSTOP to it from the sandbox, nor a signal
+// whose action is the default; but the runtime has a handler for most
+// signals, and that handler exits on SIGTERM, SIGHUP, SIGINT, SIGPIPE and
+// the like, dumps and exits on SIGQUIT, and crashes on a SIGSEGV, SIGBUS,
+// ... that kill(2) sent. Notified, a signal from kill or tgkill is only a
+// message; a real fault of the helper still panics, since the runtime tells
+// a fault from a kill by its siginfo. Fault signals with a made-up siginfo
+// (rt_sigqueueinfo, pidfd_send_signal, fcntl F_SETSIG) are what seccomp
+// refuses the target. Left out: SIGCHLD, SIGURG (the runtime's preemption),
+// SIGPROF and SIGWINCH, which the runtime ignores anyway, and 32-34, which
+// belong to the C library.
+func catchSignals() {
+	var sigs []os.Signal
+	for s := unix.Signal(1); s <= 64; s++ {
+		switch {
+		case s == unix.SIGKILL, s == unix.SIGSTOP, s == unix.SIGCHLD, s == unix.SIGURG,
+			s == unix.SIGPROF, s == unix.SIGWINCH, s >= 32 && s <= 34:
+			continue
+		}
+		sigs = append(sigs, s)
+	}
+	c := make(chan os.Signal, 16)
+	signal.Notify(c, sigs...)
+	go func() {
+		for range c {
+		}
+	}()
+}
+
 func (h *helper) layer(name string) { h.st.Layers = append(h.st.Layers, name) }
 func (h *helper) skip(why string)   { h.st.Skip = append(h.st.Skip, why) }
 
@@ -97,12 +149,27 @@ func (h *helper) fail(stage string, err error) int {
 	return exitSetupFailed
 }
 
-// setup builds the sandbox around this process, in order: the file system
-// view (namespaces), rlimits, capabilities dropped, Landlock, seccomp.
+// setup builds the sandbox around this process, in order: descriptors
+// close-on-exec, the file system view (namespaces), rlimits, capabilities
+// dropped, Landlock, seccomp.
 func (h *helper) setup(sp spec) error {
+	// Before Landlock, which may hide /proc (the fallback reads it).
+	how, err := cloexecFrom(3)
+	if err != nil {
+		return fmt.Errorf("close descriptors on exec: %w", err)
+	}
+	h.layer(LayerFDsClosed)
+	h.st.Detail[LayerFDsClosed] = how
 	if sp.Namespaces {
-		if err := buildRoot(sp); err != nil {
+		procOpts, err := buildRoot(sp)
+		if err != nil {
 			return err
+		}
+		switch {
+		case strings.Contains(procOpts, "gid="):
+			h.st.Detail[LayerHelperHidden] += "; /proc " + procOpts + ": no /proc/1 at all"
+		case procOpts != "":
+			h.st.Detail[LayerHelperHidden] += "; /proc " + procOpts + ": no /proc/1 but for the daemon's group"
 		}
 		if err := unix.Sethostname([]byte("sandbox")); err != nil {
 			return fmt.Errorf("set hostname: %w", err)
@@ -128,8 +195,12 @@ func (h *helper) setup(sp spec) error {
 		// Building a nested sandbox maps uid 0, which needs CAP_SETFCAP in
 		// this namespace: a process that builds sandboxes (the worker, which
 		// is shelldon's code) keeps the capabilities of its own user
-		// namespace, which reach nothing outside it.
-		h.skip("capabilities: kept within the sandbox's own user namespace, to build nested sandboxes")
+		// namespace, which reach nothing outside it. All but CAP_SYS_PTRACE,
+		// which would open the helper's /proc/1/mem to it.
+		if err := dropCapability(unix.CAP_SYS_PTRACE); err != nil {
+			return err
+		}
+		h.skip("capabilities: kept within the sandbox's own user namespace, to build nested sandboxes (all but CAP_SYS_PTRACE)")
 	} else if err := dropCapabilities(); err != nil {
 		return err
 	} else {
@@ -146,7 +217,7 @@ func (h *helper) setup(sp spec) error {
 		// Landlock is what keeps the home out: it applies then.
 		h.skip("landlock: not applied to a process that builds nested sandboxes")
 	} else {
-		rules := landlock.Rules{ReadOnly: []string{"/"}, ReadWrite: []string{"/tmp", "/dev/null"}, AllowTCP: sp.Network, Scope: true}
+		rules := landlock.Rules{ReadOnly: []string{"/"}, ReadWrite: []string{"/tmp", "/dev/shm", "/dev/null"}, AllowTCP: sp.Network, Scope: true}
 		if !sp.Namespaces {
 			// Without a mount view, Landlock alone draws the line on the
 			// host's file system: the system directories, the device nodes
@@ -172,15 +243,83 @@ func (h *helper) setup(sp spec) error {
 			h.skip("landlock: " + m)
 		}
 	}
-	if err := seccomp.Install(seccomp.Options{AllowNamespaces: sp.Nested}); err != nil {
+	if err := seccomp.Install(seccomp.Options{AllowNamespaces: sp.Nested, AllowInet: sp.Network}); err != nil {
 		if seccomp.Supported() != nil {
 			h.skip("seccomp: " + err.Error())
+			h.skip("socket families: not filtered without seccomp")
+			h.skip("helper signals: fault signals with a made-up siginfo are not refused without seccomp")
 			return nil
 		}
 		return fmt.Errorf("seccomp: %w", err)
 	}
 	h.layer(LayerSeccomp)
+	h.layer(LayerSockets)
+	h.st.Detail[LayerSockets] = "AF_UNIX; AF_INET, AF_INET6 and NETLINK_ROUTE only with the network"
+	if sp.Namespaces {
+		h.layer(LayerHelperSignals)
+		h.st.Detail[LayerHelperSignals] = "PID 1 catches every signal; fault signals with a made-up siginfo refused"
+	} else {
+		h.skip("helper signals: without a PID namespace the helper is no init, and the target can kill it")
+	}
 	return nil
+}
+
+// cloexecFrom marks every descriptor from first on close-on-exec and says
+// how: close_range(CLOSE_RANGE_CLOEXEC) where the kernel has it (Linux
+// 5.11), else each descriptor listed in /proc/self/fd, else each number up
+// to the kernel's limit (fs.nr_open).
+func cloexecFrom(first int) (string, error) {
+	err := unix.CloseRange(uint(first), math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil {
+		return "close_range(CLOSE_RANGE_CLOEXEC)", nil
+	}
+	if err != unix.ENOSYS && err != unix.EINVAL {
+		return "", fmt.Errorf("close_range: %w", err)
+	}
+	return cloexecEach(first)
+}
+
+// cloexecEach is cloexecFrom without close_range.
+func cloexecEach(first int) (string, error) {
+	if fds, err := openFDs(); err == nil {
+		for _, fd := range fds {
+			if fd < first {
+				continue
+			}
+			if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && err != unix.EBADF {
+				return "", fmt.Errorf("fd %d: %w", fd, err)
+			}
+		}
+		return "each fd of /proc/self/fd (no close_range)", nil
+	}
+	limit := 1 << 20 // the default fs.nr_open: no descriptor is above it
+	if data, err := os.ReadFile("/proc/sys/fs/nr_open"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && n > 0 {
+			limit = n
+		}
+	}
+	for fd := first; fd < limit; fd++ {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && err != unix.EBADF {
+			return "", fmt.Errorf("fd %d: %w", fd, err)
+		}
+	}
+	return fmt.Sprintf("each fd up to %d (no close_range, no /proc)", limit), nil
+}
+
+// openFDs lists this process's descriptors from /proc/self/fd (the one
+// used to read it included; it is closed by then).
+func openFDs() ([]int, error) {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return nil, err
+	}
+	var fds []int
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil {
+			fds = append(fds, fd)
+		}
+	}
+	return fds, nil
 }
 
 // run starts the target, reaps every process of the sandbox until the
@@ -284,6 +423,27 @@ func dropCapabilities() error {
 	var data [2]unix.CapUserData
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("drop capabilities: %w", err)
+	}
+	return nil
+}
+
+// dropCapability removes one capability from this thread's bounding,
+// inheritable, permitted and effective sets (and so from its ambient set).
+func dropCapability(c int) error {
+	if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+		return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("read capabilities: %w", err)
+	}
+	i, bit := c/32, uint32(1)<<(c%32)
+	data[i].Effective &^= bit
+	data[i].Permitted &^= bit
+	data[i].Inheritable &^= bit
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("drop capability %d: %w", c, err)
 	}
 	return nil
 }

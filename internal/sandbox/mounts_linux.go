@@ -37,6 +37,16 @@ var synthetic = map[string]string{
 	"/etc/resolv.conf": "",
 }
 
+// shmSize bounds the sandbox's /dev/shm, which only POSIX shared memory and
+// semaphores use: it need not be as large as /tmp, and both are RAM.
+const shmSize = 16 << 20
+
+// tmpfsOptions are the mount options of a private tmpfs of size bytes: one
+// inode per 4 KiB, at least 256.
+func tmpfsOptions(size int64) string {
+	return fmt.Sprintf("mode=1777,size=%d,nr_inodes=%d", size, max(size/4096, 256))
+}
+
 // bind is one host path made visible in the sandbox.
 type bind struct {
 	src, dst string
@@ -48,13 +58,15 @@ type bind struct {
 
 // buildRoot builds the sandbox's file system view and pivots into it: a
 // tmpfs root holding read-only binds of the system directories and a few
-// /etc files, the workspace read-write, a private /tmp, a fresh /proc of the
-// sandbox's PID namespace and a minimal /dev. Nothing else of the host (the
-// owner's home, shelldon's home, other processes) exists inside.
-func buildRoot(sp spec) error {
+// /etc files, the workspace read-write, a private /tmp and /dev/shm, a fresh
+// /proc of the sandbox's PID namespace and a minimal /dev. Nothing else of
+// the host (the owner's home, shelldon's home, other processes) exists
+// inside. It returns the options /proc was mounted with: hidepid=2 hides
+// the processes the target may not ptrace, the helper among them.
+func buildRoot(sp spec) (procOpts string, _ error) {
 	// Nothing done here may propagate to the host's mount namespace.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make mounts private: %w", err)
+		return "", fmt.Errorf("make mounts private: %w", err)
 	}
 	var binds []bind
 	add := func(src string, writable bool) error {
@@ -88,7 +100,7 @@ func buildRoot(sp spec) error {
 	}
 	for _, d := range append(append(append([]string{}, systemDirs...), etcFiles...), devices...) {
 		if err := add(d, strings.HasPrefix(d, "/dev/")); err != nil {
-			return err
+			return "", err
 		}
 	}
 	for _, p := range sp.ReadOnly {
@@ -96,12 +108,12 @@ func buildRoot(sp spec) error {
 			continue // already visible, read-only, through a system directory
 		}
 		if err := add(filepath.Clean(p), false); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if sp.Workspace != "" {
 		if err := add(filepath.Clean(sp.Workspace), true); err != nil {
-			return err
+			return "", err
 		}
 	}
 
@@ -109,60 +121,78 @@ func buildRoot(sp spec) error {
 	// the binds reach their sources through the descriptors taken above.
 	const root = "/tmp"
 	if err := unix.Mount("tmpfs", root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
-		return fmt.Errorf("mount the sandbox root: %w", err)
+		return "", fmt.Errorf("mount the sandbox root: %w", err)
 	}
 	for _, dir := range []string{"/proc", "/tmp", "/dev/shm", "/etc"} {
 		if err := os.MkdirAll(root+dir, 0o755); err != nil {
-			return fmt.Errorf("create %s: %w", dir, err)
+			return "", fmt.Errorf("create %s: %w", dir, err)
 		}
 	}
 	// The private /tmp comes first, so a workspace below the host's /tmp is
-	// bound on top of it rather than hidden by it.
-	tmpOpts := "mode=1777,size=" + strconv.FormatInt(sp.TmpSize, 10)
-	for _, dir := range []string{"/tmp", "/dev/shm"} {
-		if err := unix.Mount("tmpfs", root+dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, tmpOpts); err != nil {
-			return fmt.Errorf("mount %s: %w", dir, err)
+	// bound on top of it rather than hidden by it. Both are memory: each is
+	// bounded in bytes and in inodes (empty files and hard links take no
+	// bytes, but kernel memory all the same).
+	for _, m := range []struct {
+		dir  string
+		size int64
+	}{{"/tmp", sp.TmpSize}, {"/dev/shm", min(sp.TmpSize, shmSize)}} {
+		if err := unix.Mount("tmpfs", root+m.dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, tmpfsOptions(m.size)); err != nil {
+			return "", fmt.Errorf("mount %s: %w", m.dir, err)
 		}
 	}
 	for _, b := range binds {
 		if err := b.mount(root); err != nil {
-			return err
+			return "", err
 		}
 	}
 	for name, content := range synthetic {
 		if err := os.WriteFile(root+name, []byte(content), 0o644); err != nil {
-			return fmt.Errorf("write %s: %w", name, err)
+			return "", fmt.Errorf("write %s: %w", name, err)
 		}
 	}
 	for name, target := range map[string]string{"/dev/fd": "/proc/self/fd", "/dev/stdin": "/proc/self/fd/0",
 		"/dev/stdout": "/proc/self/fd/1", "/dev/stderr": "/proc/self/fd/2"} {
 		if err := os.Symlink(target, root+name); err != nil {
-			return fmt.Errorf("link %s: %w", name, err)
+			return "", fmt.Errorf("link %s: %w", name, err)
 		}
 	}
-	if err := unix.Mount("proc", root+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mount /proc: %w", err)
+	// hidepid=2: a process the target may not ptrace (the helper, which is
+	// not dumpable) has no /proc entry at all for it. Members of the
+	// mount's gid see everything, and it defaults to root's group, which a
+	// root daemon's sandbox is in: gid=65534 is not mapped in the sandbox
+	// (only its own 0 is), so no process of it is exempt. A kernel that
+	// refuses the options gets less; the helper stays unreadable anyway,
+	// since it is not dumpable.
+	procFlags := uintptr(unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
+	var err error
+	for _, procOpts = range []string{"hidepid=2,gid=65534", "hidepid=2", ""} {
+		if err = unix.Mount("proc", root+"/proc", "proc", procFlags, procOpts); err != unix.EINVAL {
+			break
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("mount /proc: %w", err)
 	}
 
 	// Enter the new root; the old one is detached and gone from view.
 	if err := unix.Chdir(root); err != nil {
-		return fmt.Errorf("enter the sandbox root: %w", err)
+		return "", fmt.Errorf("enter the sandbox root: %w", err)
 	}
 	if err := unix.PivotRoot(".", "."); err != nil {
-		return fmt.Errorf("pivot_root: %w", err)
+		return "", fmt.Errorf("pivot_root: %w", err)
 	}
 	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
-		return fmt.Errorf("detach the host's root: %w", err)
+		return "", fmt.Errorf("detach the host's root: %w", err)
 	}
 	if err := unix.Chdir("/"); err != nil {
-		return fmt.Errorf("chdir /: %w", err)
+		return "", fmt.Errorf("chdir /: %w", err)
 	}
 	// The root itself becomes read-only: only the workspace, /tmp and
 	// /dev/shm stay writable.
 	if err := unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
-		return fmt.Errorf("make the root read-only: %w", err)
+		return "", fmt.Errorf("make the root read-only: %w", err)
 	}
-	return nil
+	return procOpts, nil
 }
 
 // underSystem reports whether p lies inside one of the system directories

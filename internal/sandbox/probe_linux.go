@@ -54,7 +54,7 @@ func (r *Runner) probe(ctx context.Context) Tier {
 	}
 	var t Tier
 	for _, name := range required {
-		l := Layer{Name: name, Required: true, OK: got[name]}
+		l := Layer{Name: name, Required: true, OK: got[name], Detail: st.Detail[name]}
 		if !l.OK {
 			l.Detail = reason(name, nsErr, st)
 		}
@@ -92,10 +92,18 @@ func (r *Runner) probeOnce(ctx context.Context, sp spec, p Policy) (status, erro
 
 func reason(layer, nsErr string, st status) string {
 	switch layer {
-	case LayerSeccomp:
+	case LayerSeccomp, LayerSockets:
 		if err := seccomp.Supported(); err != nil {
 			return err.Error()
 		}
+	case LayerHelperSignals:
+		if nsErr != "" {
+			return "namespaces unavailable (the helper is no PID 1): " + nsErr
+		}
+		if err := seccomp.Supported(); err != nil {
+			return err.Error()
+		}
+	case LayerFDsClosed, LayerHelperHidden:
 	case LayerRlimits:
 	default:
 		if nsErr != "" {

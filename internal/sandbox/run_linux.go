@@ -52,7 +52,10 @@ type Process struct {
 	stDone chan error
 	start  time.Time
 	killed atomic.Bool
-	cgroup *pidsCgroup
+	// diskLow: the workspace's free space fell below the policy's
+	// MinFreeDisk and the watch killed the sandbox.
+	diskLow atomic.Bool
+	cgroup  *pidsCgroup
 }
 
 // Start starts p's command in a sandbox with the given standard streams
@@ -80,6 +83,11 @@ func (r *Runner) prepare(ctx context.Context, p *Policy) (spec, error) {
 	tier := r.Probe(ctx)
 	if !tier.Full() && !p.AllowDegraded {
 		return spec{}, fmt.Errorf("%w: %s; set sandbox.allow_degraded: true to run with less", ErrDegraded, tier.Missing())
+	}
+	if watchesDisk(*p) {
+		if err := checkFreeSpace(p.Workspace, p.MinFreeDisk); err != nil {
+			return spec{}, err
+		}
 	}
 	return spec{
 		Argv: p.Argv, Dir: p.Dir, Env: p.Env, Workspace: p.Workspace, ReadOnly: p.ReadOnly,
@@ -160,7 +168,57 @@ func (r *Runner) start(ctx context.Context, sp spec, p Policy, stdin io.Reader, 
 		pr.Wait()
 		return nil, fmt.Errorf("sandbox: send policy: %w", err)
 	}
+	if watchesDisk(p) {
+		go pr.watchDisk(p.Workspace, p.MinFreeDisk)
+	}
 	return pr, nil
+}
+
+// watchesDisk reports whether p asks for its workspace's free space to be
+// watched.
+func watchesDisk(p Policy) bool { return p.MinFreeDisk > 0 && p.Workspace != "" }
+
+// FreeSpace is the space of path's file system available to this process's
+// user, as df shows it.
+func FreeSpace(path string) (uint64, error) {
+	var fs unix.Statfs_t
+	if err := unix.Statfs(path, &fs); err != nil {
+		return 0, err
+	}
+	return fs.Bavail * uint64(fs.Bsize), nil
+}
+
+// checkFreeSpace fails with ErrDiskLow when path's file system has less
+// than floor bytes free.
+func checkFreeSpace(path string, floor uint64) error {
+	free, err := FreeSpace(path)
+	if err != nil {
+		return fmt.Errorf("sandbox: free space of the workspace: %w", err)
+	}
+	if free < floor {
+		return fmt.Errorf("%w: %s has %d MiB free, the minimum is %d MiB (sandbox.min_free_disk)", ErrDiskLow, path, free>>20, floor>>20)
+	}
+	return nil
+}
+
+// watchDisk kills the sandbox when the free space of the workspace's file
+// system falls below floor, polling every DiskPollInterval until the
+// sandbox ends. A run may overshoot by what it writes in one interval.
+func (pr *Process) watchDisk(workspace string, floor uint64) {
+	tick := time.NewTicker(DiskPollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-pr.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if free, err := FreeSpace(workspace); err == nil && free < floor {
+			pr.diskLow.Store(true)
+			pr.Kill()
+			return
+		}
+	}
 }
 
 // startDumpable starts cmd. Creating a user namespace needs the parent to
@@ -204,7 +262,7 @@ func (pr *Process) Wait() (Result, error) {
 	case <-pr.stDone:
 	case <-time.After(2 * time.Second):
 	}
-	res := Result{Duration: time.Since(pr.start)}
+	res := Result{Duration: time.Since(pr.start), DiskLow: pr.diskLow.Load()}
 	st := pr.st
 	switch {
 	case st.Error != "":
@@ -217,6 +275,7 @@ func (pr *Process) Wait() (Result, error) {
 	// broken helper.
 	res.ExitCode, res.Signal = -1, "killed"
 	switch {
+	case res.DiskLow:
 	case errors.Is(pr.ctx.Err(), context.DeadlineExceeded):
 		res.TimedOut = true
 	case pr.killed.Load():

@@ -26,6 +26,7 @@ const unprivEnv = "SHELLDON_SANDBOX_TEST_UNPRIVILEGED"
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testbin.Cleanup()
+	removeHostile()
 	os.Exit(code)
 }
 
@@ -495,15 +496,21 @@ func TestUnprivileged(t *testing.T) {
 	if err := os.WriteFile(bin, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-test.run", "^(TestRunBasics|TestNetworkContained|TestFilesContained|TestNothingSurvives|TestResourceBombs|TestProbeFullTier)$", "-test.v")
-	cmd.Env = []string{unprivEnv + "=1", "SHELLDON_TEST_HELPER=" + helper, "PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp"}
+	tests := []string{"TestRunBasics", "TestNetworkContained", "TestFilesContained", "TestNothingSurvives", "TestResourceBombs",
+		"TestProbeFullTier", "TestTargetGetsOnlyStdio", "TestHelperSurvivesSignals", "TestHelperHidden", "TestSocketFamilies",
+		"TestTmpBounded", "TestDiskLowPrecheck", "TestNestedInProcessMode"}
+	cmd := exec.Command(bin, "-test.run", "^("+strings.Join(tests, "|")+")$", "-test.v")
+	cmd.Env = []string{unprivEnv + "=1", "SHELLDON_TEST_HELPER=" + helper, hostileEnv + "=" + hostile(t),
+		"PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp"}
 	cmd.Dir = "/tmp"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	outb, err := cmd.CombinedOutput()
 	if err != nil || strings.Contains(string(outb), "--- SKIP") {
 		t.Fatalf("as nobody: %v\n%s", err, outb)
 	}
-	if !strings.Contains(string(outb), "--- PASS: TestFilesContained") {
-		t.Fatalf("the unprivileged run did not run the containment tests:\n%s", outb)
+	for _, name := range tests {
+		if !strings.Contains(string(outb), "--- PASS: "+name+" ") {
+			t.Fatalf("the unprivileged run did not pass %s:\n%s", name, outb)
+		}
 	}
 }

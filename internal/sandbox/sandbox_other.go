@@ -47,3 +47,6 @@ func (*Process) Wait() (Result, error) { return Result{}, ErrUnsupported }
 
 // Known does nothing off Linux.
 func (r *Runner) Known(Tier) {}
+
+// FreeSpace is not measured off Linux.
+func FreeSpace(string) (uint64, error) { return 0, ErrUnsupported }

@@ -21,10 +21,13 @@ type spec struct {
 type status struct {
 	Layers []string `json:"layers,omitempty"`
 	Skip   []string `json:"skip,omitempty"` // layers the kernel lacks
-	Error  string   `json:"error,omitempty"`
-	Exit   int      `json:"exit"`
-	Signal string   `json:"signal,omitempty"`
-	Done   bool     `json:"done,omitempty"` // the target ended (or the probe finished)
+	// Detail says how a layer is in place, where there is more than one way
+	// ("close_range" or a fallback).
+	Detail map[string]string `json:"detail,omitempty"`
+	Error  string            `json:"error,omitempty"`
+	Exit   int               `json:"exit"`
+	Signal string            `json:"signal,omitempty"`
+	Done   bool              `json:"done,omitempty"` // the target ended (or the probe finished)
 }
 
 // helperArgs are the arguments that start the helper mode of the binary.

@@ -17,11 +17,31 @@ const (
 	LayerLandlock = "landlock"
 	LayerCgroup   = "cgroup"
 	LayerNoCaps   = "no-capabilities"
+	// LayerSockets: seccomp lets the target make AF_UNIX sockets only, and
+	// AF_INET, AF_INET6 and NETLINK_ROUTE ones when the policy grants the
+	// network; any other family fails with EAFNOSUPPORT.
+	LayerSockets = "socket-families"
+	// LayerFDsClosed: the target starts with descriptors 0, 1 and 2 only;
+	// every other one of the helper's is close-on-exec (close_range, or
+	// one by one from /proc/self/fd before Linux 5.11).
+	LayerFDsClosed = "fds-closed"
+	// LayerHelperHidden: the helper (PID 1) is not dumpable, so the target
+	// can neither trace it nor open its /proc/1/mem, environ, maps, fd,
+	// fdinfo, root or cwd; the sandbox's /proc (hidepid=2) does not even
+	// list it.
+	LayerHelperHidden = "helper-hidden"
+	// LayerHelperSignals: the helper catches every signal the target can
+	// send it (SIGKILL and SIGSTOP never reach a PID namespace's init from
+	// inside) and seccomp refuses fault signals with a made-up siginfo, so
+	// the target cannot end the helper or cut its report short.
+	LayerHelperSignals = "helper-signals"
 )
 
-// required are the layers a stock Raspberry Pi OS kernel offers; without
-// any of them the sandbox is degraded.
-var required = []string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerIPCNS, LayerRlimits, LayerSeccomp}
+// required are the layers a stock Raspberry Pi OS kernel offers (Linux 5.x
+// and later: close_range, 5.9, is not needed); without any of them the
+// sandbox is degraded.
+var required = []string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerIPCNS, LayerRlimits, LayerSeccomp,
+	LayerSockets, LayerFDsClosed, LayerHelperHidden, LayerHelperSignals}
 
 // Layer is one containment layer and whether this kernel has it.
 type Layer struct {

@@ -32,6 +32,7 @@ const (
 	modeNone            = "none"             // no filter: the control
 	modeDeny            = "deny"             // Install(Options{})
 	modeAllowNamespaces = "allow-namespaces" // Install(Options{AllowNamespaces: true})
+	modeAllowInet       = "allow-inet"       // Install(Options{AllowInet: true})
 	modeX32             = "x32"              // Install(Options{}), then an x32 syscall
 )
 
@@ -53,6 +54,8 @@ func child(mode string) int {
 		err = Install(Options{})
 	case modeAllowNamespaces:
 		err = Install(Options{AllowNamespaces: true})
+	case modeAllowInet:
+		err = Install(Options{AllowInet: true})
 	default:
 		err = fmt.Errorf("unknown mode %q", mode)
 	}
@@ -219,6 +222,43 @@ func probes() []probe {
 			return errnoErr(e)
 		}},
 
+		// Sockets by family.
+		{"socket_unix", socketProbe(unix.AF_UNIX, unix.SOCK_STREAM, 0)},
+		{"socket_unix_dgram", socketProbe(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)},
+		{"socketpair_unix", func() error {
+			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err == nil {
+				unix.Close(fds[0])
+				unix.Close(fds[1])
+			}
+			return err
+		}},
+		{"socket_inet", socketProbe(unix.AF_INET, unix.SOCK_STREAM, 0)},
+		{"socket_inet_udp", socketProbe(unix.AF_INET, unix.SOCK_DGRAM, 0)},
+		{"socket_inet6", socketProbe(unix.AF_INET6, unix.SOCK_STREAM, 0)},
+		{"socket_netlink_route", socketProbe(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE)},
+		{"socket_netlink_audit", socketProbe(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_AUDIT)},
+		{"socket_vsock", socketProbe(unix.AF_VSOCK, unix.SOCK_STREAM, 0)},
+		{"socket_packet", socketProbe(unix.AF_PACKET, unix.SOCK_DGRAM, 0)},
+
+		// Fault signals with a made-up siginfo, sent to a child of ours
+		// (unfiltered, the control kills it), and F_SETSIG.
+		{"sigqueue_segv", func() error { return toChild(sigqueue(unix.SIGSEGV)) }},
+		{"sigqueue_usr1", func() error { return toChild(sigqueue(unix.SIGUSR1)) }},
+		{"pidfd_segv", func() error {
+			return toChild(func(pid int) error {
+				fd, err := unix.PidfdOpen(pid, 0)
+				if err != nil {
+					return fmt.Errorf("pidfd_open: %v", err)
+				}
+				defer unix.Close(fd)
+				info := unix.Siginfo{Signo: int32(unix.SIGSEGV), Code: siQueue}
+				return unix.PidfdSendSignal(fd, unix.SIGSEGV, &info, 0)
+			})
+		}},
+		{"setsig_segv", setsigProbe(unix.SIGSEGV)},
+		{"setsig_rt", setsigProbe(40)},
+
 		// Ordinary work.
 		{"ioctl_tiocgwinsz", func() error {
 			return withPty(func(_, slave int) error {
@@ -250,6 +290,57 @@ func probes() []probe {
 		}},
 		{"go_runtime", probeGoRuntime},
 		{"threads_filtered", probeThreadsFiltered},
+	}
+}
+
+// socketProbe makes a socket and closes it.
+func socketProbe(family, typ, proto int) func() error {
+	return func() error {
+		fd, err := unix.Socket(family, typ|unix.SOCK_CLOEXEC, proto)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}
+}
+
+// siQueue is SI_QUEUE, the si_code of sigqueue(3).
+const siQueue = -1
+
+// sigqueue queues sig with a sigqueue(3) siginfo.
+func sigqueue(sig unix.Signal) func(pid int) error {
+	return func(pid int) error {
+		info := unix.Siginfo{Signo: int32(sig), Code: siQueue}
+		_, _, e := unix.Syscall(unix.SYS_RT_SIGQUEUEINFO, uintptr(pid), uintptr(sig), uintptr(unsafe.Pointer(&info)))
+		return errnoErr(e)
+	}
+}
+
+// toChild runs send on a sleeping child of ours, then ends it.
+func toChild(send func(pid int) error) error {
+	cmd := exec.Command("sleep", "10")
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start sleep: %v", err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	return send(cmd.Process.Pid)
+}
+
+// setsigProbe sets sig as the I/O signal of a pipe (nothing is owner, so
+// nothing is ever sent).
+func setsigProbe(sig unix.Signal) func() error {
+	return func() error {
+		var p [2]int
+		if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+			return fmt.Errorf("pipe: %v", err)
+		}
+		defer unix.Close(p[0])
+		defer unix.Close(p[1])
+		_, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETSIG, int(sig))
+		return err
 	}
 }
 

@@ -28,16 +28,35 @@
 //   - injecting input into a terminal: ioctl TIOCSTI and TIOCLINUX (a
 //     contained process that shares the owner's terminal could otherwise type
 //     commands into it);
+//   - sockets of any family but AF_UNIX, unless Options.AllowInet, which adds
+//     AF_INET, AF_INET6 and AF_NETLINK with protocol NETLINK_ROUTE (glibc's
+//     getaddrinfo with AI_ADDRCONFIG reads the addresses through it; it cannot
+//     change the network without CAP_NET_ADMIN over the namespace, which a
+//     sandbox never has). AF_VSOCK, AF_PACKET, AF_BLUETOOTH, AF_ALG, AF_KEY,
+//     AF_XDP, the other netlink protocols and the rest fail with EAFNOSUPPORT,
+//     the error of a kernel built without the family, which programs already
+//     handle as "not available" (EPERM would suggest a permission they could
+//     ask for). socket and socketpair are the only ways to make a socket on
+//     these arches: amd64 and arm64 have no socketcall, arm's is OABI only
+//     (denied anyway), and io_uring, whose IORING_OP_SOCKET would be another,
+//     is denied;
+//   - a fault signal (SIGILL, SIGTRAP, SIGBUS, SIGFPE, SIGSEGV, SIGSTKFLT,
+//     SIGSYS) sent with a siginfo the sender chose (rt_sigqueueinfo,
+//     rt_tgsigqueueinfo, pidfd_send_signal) or set as the I/O signal of a
+//     file (fcntl F_SETSIG): a Go runtime takes such a signal for a fault of
+//     its own and dies, and the sandbox helper, PID 1 of the sandbox, is a Go
+//     program. kill, tgkill and the other signals stay allowed;
 //   - personality, except the harmless personas PER_LINUX (0), PER_LINUX32,
 //     UNAME26 and the query 0xffffffff: flags such as ADDR_NO_RANDOMIZE or
 //     READ_IMPLIES_EXEC would turn off ASLR or NX for the programs it then
 //     executes (the same rule as Docker's default profile).
 //
-// A denied call fails with EPERM. clone3 fails with ENOSYS instead: its flags
-// live in memory that BPF cannot read, and ENOSYS makes glibc (posix_spawn,
-// pthread_create) fall back to clone, whose flags the filter checks. Go's
-// os/exec uses clone already; it uses clone3 only for SysProcAttr.UseCgroupFD
-// or CLONE_NEWTIME, which therefore fail under the default filter.
+// A denied call fails with EPERM, a socket of a denied family with
+// EAFNOSUPPORT. clone3 fails with ENOSYS instead: its flags live in memory
+// that BPF cannot read, and ENOSYS makes glibc (posix_spawn, pthread_create)
+// fall back to clone, whose flags the filter checks. Go's os/exec uses clone
+// already; it uses clone3 only for SysProcAttr.UseCgroupFD or CLONE_NEWTIME,
+// which therefore fail under the default filter.
 //
 // A syscall made through another ABI than the one the filter was built for
 // kills the process: i386 int 0x80 or x32 on amd64, AArch32 on arm64, and on
@@ -59,4 +78,8 @@ type Options struct {
 	// namespace (mounts there never reach the host's). The rest of the
 	// filter still applies. Default false.
 	AllowNamespaces bool
+	// AllowInet permits AF_INET and AF_INET6 sockets, and AF_NETLINK
+	// sockets of protocol NETLINK_ROUTE: for a sandbox granted the network.
+	// Without it only AF_UNIX sockets can be made. Default false.
+	AllowInet bool
 }

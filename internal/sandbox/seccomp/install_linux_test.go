@@ -164,6 +164,22 @@ func denyWant() map[string]string {
 		"tioclinux":        "EPERM",
 		"personality_aslr": "EPERM",
 
+		"socket_unix":          "ok",
+		"socket_unix_dgram":    "ok",
+		"socketpair_unix":      "ok",
+		"socket_inet":          "EAFNOSUPPORT",
+		"socket_inet_udp":      "EAFNOSUPPORT",
+		"socket_inet6":         "EAFNOSUPPORT",
+		"socket_netlink_route": "EAFNOSUPPORT",
+		"socket_netlink_audit": "EAFNOSUPPORT",
+		"socket_vsock":         "EAFNOSUPPORT",
+		"socket_packet":        "EAFNOSUPPORT",
+		"sigqueue_segv":        "EPERM",
+		"sigqueue_usr1":        "ok",
+		"pidfd_segv":           "EPERM",
+		"setsig_segv":          "EPERM",
+		"setsig_rt":            "ok",
+
 		"ioctl_tiocgwinsz":  "ok",
 		"personality_query": "ok",
 		"personality_linux": "ok",
@@ -178,6 +194,9 @@ func denyWant() map[string]string {
 // namespaceProbes are the probes AllowNamespaces lets through to the kernel.
 var namespaceProbes = []string{"unshare", "setns", "clone_newuser", "clone3", "unshare_cmd", "mount", "umount2", "pivot_root", "fsopen"}
 
+// inetProbes are the probes AllowInet lets through to the kernel.
+var inetProbes = []string{"socket_inet", "socket_inet_udp", "socket_inet6", "socket_netlink_route"}
+
 // mattersUnprivileged are the denials an unprivileged process would otherwise
 // get through: the control run as nobody must show them succeeding or failing
 // differently, so the filtered EPERM is the filter's.
@@ -185,6 +204,8 @@ var mattersUnprivileged = []string{
 	"ptrace", "process_vm_readv", "perf_event_open", "userfaultfd", "keyctl",
 	"request_key", "umount2", "chroot", "io_uring_setup", "unshare", "setns",
 	"clone_newuser", "clone3", "unshare_cmd", "tioclinux", "personality_aslr",
+	"socket_inet", "socket_inet_udp", "socket_netlink_route", "socket_netlink_audit",
+	"sigqueue_segv", "pidfd_segv", "setsig_segv",
 }
 
 func matches(got, want string) bool {
@@ -209,7 +230,8 @@ func checkOutcomes(t *testing.T, what string, got, want map[string]string) {
 }
 
 // TestInstall runs the probes in children: unfiltered (the control), under
-// the default filter and under AllowNamespaces, as root and as nobody.
+// the default filter, under AllowNamespaces and under AllowInet, as root and
+// as nobody.
 func TestInstall(t *testing.T) {
 	t.Parallel()
 	requireSeccomp(t)
@@ -219,6 +241,7 @@ func TestInstall(t *testing.T) {
 			control := probeChild(t, u, modeNone)
 			deny := probeChild(t, u, modeDeny)
 			allowNS := probeChild(t, u, modeAllowNamespaces)
+			allowInet := probeChild(t, u, modeAllowInet)
 
 			want := denyWant()
 			checkOutcomes(t, "default filter", deny, want)
@@ -229,6 +252,17 @@ func TestInstall(t *testing.T) {
 				want[name] = control[name]
 			}
 			checkOutcomes(t, "AllowNamespaces", allowNS, want)
+
+			// AllowInet hands AF_INET, AF_INET6 and NETLINK_ROUTE to the
+			// kernel; every other family stays denied.
+			want = denyWant()
+			for _, name := range inetProbes {
+				want[name] = control[name]
+			}
+			checkOutcomes(t, "AllowInet", allowInet, want)
+			if control["socket_inet"] != "ok" || control["socket_netlink_route"] != "ok" {
+				t.Errorf("control: AF_INET %q, NETLINK_ROUTE %q; want both ok", control["socket_inet"], control["socket_netlink_route"])
+			}
 			if u.cred == nil && os.Geteuid() == 0 {
 				for _, name := range []string{"clone_newuser", "unshare_cmd"} {
 					if allowNS[name] != "ok" {

@@ -160,8 +160,49 @@ func (r rule) body(opts Options) []unix.SockFilter {
 		return argIn(1, []uint32{tiocsti, tioclinux}, retErrno(unix.EPERM), retAllow)
 	case denyPersonality:
 		return argIn(0, safePersonas(), retAllow, retErrno(unix.EPERM))
+	case denySocketFamily:
+		return socketFamilies(opts)
+	case denyFaultSignal1:
+		return argIn(1, faultSignals, retErrno(unix.EPERM), retAllow)
+	case denyFaultSignal2:
+		return argIn(2, faultSignals, retErrno(unix.EPERM), retAllow)
+	case denySetsigFault:
+		sig := argIn(2, faultSignals, retErrno(unix.EPERM), retAllow)
+		// Any other command jumps to sig's "otherwise" return: ALLOW.
+		return append([]unix.SockFilter{
+			load(argLow(1)),
+			jump(unix.BPF_JEQ, unix.F_SETSIG, 0, uint8(len(sig)-2)),
+		}, sig...)
 	}
 	panic(fmt.Sprintf("seccomp: rule %s has unknown action %d", r.name, r.action))
+}
+
+// socketFamilies is the body of socket and socketpair: AF_UNIX always;
+// with opts.AllowInet also AF_INET, AF_INET6 and AF_NETLINK with protocol
+// NETLINK_ROUTE; anything else fails with EAFNOSUPPORT, as on a kernel built
+// without that family.
+func socketFamilies(opts Options) []unix.SockFilter {
+	deny, allow := retErrno(unix.EAFNOSUPPORT), ret(retAllow)
+	if !opts.AllowInet {
+		return []unix.SockFilter{
+			load(argLow(0)),
+			jump(unix.BPF_JEQ, unix.AF_UNIX, 1, 0),
+			ret(deny),
+			allow,
+		}
+	}
+	return []unix.SockFilter{
+		/* 0 */ load(argLow(0)),
+		/* 1 */ jump(unix.BPF_JEQ, unix.AF_UNIX, 7, 0), // to 9
+		/* 2 */ jump(unix.BPF_JEQ, unix.AF_INET, 6, 0), // to 9
+		/* 3 */ jump(unix.BPF_JEQ, unix.AF_INET6, 5, 0), // to 9
+		/* 4 */ jump(unix.BPF_JEQ, unix.AF_NETLINK, 1, 0), // to 6
+		/* 5 */ ret(deny),
+		/* 6 */ load(argLow(2)),
+		/* 7 */ jump(unix.BPF_JEQ, unix.NETLINK_ROUTE, 1, 0), // to 9
+		/* 8 */ ret(deny),
+		/* 9 */ allow,
+	}
 }
 
 // argIn returns onMatch when the low 32 bits of argument arg equal one of

@@ -13,13 +13,14 @@ import (
 )
 
 var (
-	allOptions = []Options{{}, {AllowNamespaces: true}}
+	allOptions = []Options{{}, {AllowNamespaces: true}, {AllowInet: true}, {AllowNamespaces: true, AllowInet: true}}
 	allArches  = []string{"amd64", "arm64", "arm"}
 )
 
 const (
-	ePERM  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
-	eNOSYS = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+	ePERM        = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	eNOSYS       = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+	eAFNOSUPPORT = unix.SECCOMP_RET_ERRNO | uint32(unix.EAFNOSUPPORT)
 )
 
 func verdictName(v uint32) string {
@@ -32,6 +33,8 @@ func verdictName(v uint32) string {
 		return "ERRNO(EPERM)"
 	case eNOSYS:
 		return "ERRNO(ENOSYS)"
+	case eAFNOSUPPORT:
+		return "ERRNO(EAFNOSUPPORT)"
 	}
 	return fmt.Sprintf("%#x", v)
 }
@@ -103,7 +106,8 @@ type archNumbers struct {
 	audit, foreign                                   uint32
 	read, write, openat, execve, getpid, futex, mmap uint32
 	ptrace, mount, bpf, unshare, setns, clone, ioctl uint32
-	personality                                      uint32
+	personality, socket, socketpair, fcntl           uint32
+	sigqueue, tgsigqueue                             uint32
 }
 
 var numbersFor = map[string]archNumbers{
@@ -111,19 +115,19 @@ var numbersFor = map[string]archNumbers{
 		audit: unix.AUDIT_ARCH_X86_64, foreign: unix.AUDIT_ARCH_I386,
 		read: 0, write: 1, openat: 257, execve: 59, getpid: 39, futex: 202, mmap: 9,
 		ptrace: 101, mount: 165, bpf: 321, unshare: 272, setns: 308, clone: 56, ioctl: 16,
-		personality: 135,
+		personality: 135, socket: 41, socketpair: 53, fcntl: 72, sigqueue: 129, tgsigqueue: 297,
 	},
 	"arm64": {
 		audit: unix.AUDIT_ARCH_AARCH64, foreign: unix.AUDIT_ARCH_ARM,
 		read: 63, write: 64, openat: 56, execve: 221, getpid: 172, futex: 98, mmap: 222,
 		ptrace: 117, mount: 40, bpf: 280, unshare: 97, setns: 268, clone: 220, ioctl: 29,
-		personality: 92,
+		personality: 92, socket: 198, socketpair: 199, fcntl: 25, sigqueue: 138, tgsigqueue: 240,
 	},
 	"arm": {
 		audit: unix.AUDIT_ARCH_ARM, foreign: unix.AUDIT_ARCH_AARCH64,
 		read: 3, write: 4, openat: 322, execve: 11, getpid: 20, futex: 240, mmap: 192,
 		ptrace: 26, mount: 21, bpf: 386, unshare: 337, setns: 375, clone: 120, ioctl: 54,
-		personality: 136,
+		personality: 136, socket: 281, socketpair: 288, fcntl: 55, sigqueue: 178, tgsigqueue: 363,
 	},
 }
 
@@ -143,6 +147,12 @@ func TestProgramVerdicts(t *testing.T) {
 						return retAllow
 					}
 					return v
+				}
+				inetVerdict := func() uint32 {
+					if opts.AllowInet {
+						return retAllow
+					}
+					return eAFNOSUPPORT
 				}
 				cases := []struct {
 					name string
@@ -191,6 +201,52 @@ func TestProgramVerdicts(t *testing.T) {
 					{"personality READ_IMPLIES_EXEC", call(n.personality, 0x0400000), ePERM},
 					{"personality PER_BSD", call(n.personality, 0x6), ePERM},
 					{"nr -1", call(0xffffffff), retAllow},
+
+					{"socket AF_UNIX", call(n.socket, unix.AF_UNIX, unix.SOCK_STREAM), retAllow},
+					{"socket AF_UNIX, high bits set", call(n.socket, 1<<32|unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC), retAllow},
+					{"socketpair AF_UNIX", call(n.socketpair, unix.AF_UNIX, unix.SOCK_STREAM, 0, 0x1000), retAllow},
+					{"socket AF_INET", call(n.socket, unix.AF_INET, unix.SOCK_STREAM), inetVerdict()},
+					{"socket AF_INET UDP", call(n.socket, unix.AF_INET, unix.SOCK_DGRAM, unix.IPPROTO_UDP), inetVerdict()},
+					{"socket AF_INET6", call(n.socket, unix.AF_INET6, unix.SOCK_STREAM), inetVerdict()},
+					{"socketpair AF_INET", call(n.socketpair, unix.AF_INET, unix.SOCK_STREAM), inetVerdict()},
+					{"socket AF_NETLINK NETLINK_ROUTE", call(n.socket, unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE), inetVerdict()},
+					{"socket AF_NETLINK NETLINK_AUDIT", call(n.socket, unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_AUDIT), eAFNOSUPPORT},
+					{"socket AF_NETLINK NETLINK_KOBJECT_UEVENT", call(n.socket, unix.AF_NETLINK, unix.SOCK_DGRAM, unix.NETLINK_KOBJECT_UEVENT), eAFNOSUPPORT},
+					{"socket AF_NETLINK NETLINK_SOCK_DIAG", call(n.socket, unix.AF_NETLINK, unix.SOCK_DGRAM, unix.NETLINK_SOCK_DIAG), eAFNOSUPPORT},
+					{"socket AF_VSOCK", call(n.socket, unix.AF_VSOCK, unix.SOCK_STREAM), eAFNOSUPPORT},
+					{"socket AF_PACKET", call(n.socket, unix.AF_PACKET, unix.SOCK_RAW), eAFNOSUPPORT},
+					{"socket AF_BLUETOOTH", call(n.socket, unix.AF_BLUETOOTH, unix.SOCK_STREAM), eAFNOSUPPORT},
+					{"socket AF_ALG", call(n.socket, unix.AF_ALG, unix.SOCK_SEQPACKET), eAFNOSUPPORT},
+					{"socket AF_KEY", call(n.socket, unix.AF_KEY, unix.SOCK_RAW), eAFNOSUPPORT},
+					{"socket AF_XDP", call(n.socket, unix.AF_XDP, unix.SOCK_RAW), eAFNOSUPPORT},
+					{"socket AF_UNSPEC", call(n.socket, unix.AF_UNSPEC, unix.SOCK_STREAM), eAFNOSUPPORT},
+					{"socket AF_VSOCK, AF_UNIX in the high bits", call(n.socket, uint64(unix.AF_UNIX)<<32|unix.AF_VSOCK, unix.SOCK_STREAM), eAFNOSUPPORT},
+					{"socketpair AF_VSOCK", call(n.socketpair, unix.AF_VSOCK, unix.SOCK_STREAM), eAFNOSUPPORT},
+
+					{"rt_sigqueueinfo SIGSEGV", call(n.sigqueue, 1, uint64(unix.SIGSEGV), 0x1000), ePERM},
+					{"rt_sigqueueinfo SIGBUS", call(n.sigqueue, 1, uint64(unix.SIGBUS), 0x1000), ePERM},
+					{"rt_sigqueueinfo SIGILL", call(n.sigqueue, 1, uint64(unix.SIGILL), 0x1000), ePERM},
+					{"rt_sigqueueinfo SIGTRAP", call(n.sigqueue, 1, uint64(unix.SIGTRAP), 0x1000), ePERM},
+					{"rt_sigqueueinfo SIGFPE", call(n.sigqueue, 1, uint64(unix.SIGFPE), 0x1000), ePERM},
+					{"rt_sigqueueinfo SIGSTKFLT", call(n.sigqueue, 1, uint64(unix.SIGSTKFLT), 0x1000), ePERM},
+					{"rt_sigqueueinfo SIGSYS", call(n.sigqueue, 1, uint64(unix.SIGSYS), 0x1000), ePERM},
+					{"rt_sigqueueinfo SIGUSR1", call(n.sigqueue, 1, uint64(unix.SIGUSR1), 0x1000), retAllow},
+					{"rt_sigqueueinfo SIGRTMIN+1", call(n.sigqueue, 7, 35, 0x1000), retAllow},
+					{"rt_tgsigqueueinfo SIGSEGV", call(n.tgsigqueue, 1, 3, uint64(unix.SIGSEGV), 0x1000), ePERM},
+					{"rt_tgsigqueueinfo SIGTERM", call(n.tgsigqueue, 1, 3, uint64(unix.SIGTERM), 0x1000), retAllow},
+					{"rt_tgsigqueueinfo, SIGSEGV as the tid", call(n.tgsigqueue, 1, uint64(unix.SIGSEGV), uint64(unix.SIGTERM), 0x1000), retAllow},
+					{"pidfd_send_signal SIGSEGV", call(424, 3, uint64(unix.SIGSEGV), 0x1000), ePERM},
+					{"pidfd_send_signal SIGSEGV without siginfo", call(424, 3, uint64(unix.SIGSEGV), 0), ePERM},
+					{"pidfd_send_signal SIGTERM", call(424, 3, uint64(unix.SIGTERM), 0x1000), retAllow},
+					{"fcntl F_SETSIG SIGSEGV", call(n.fcntl, 3, unix.F_SETSIG, uint64(unix.SIGSEGV)), ePERM},
+					{"fcntl F_SETSIG SIGSYS", call(n.fcntl, 3, unix.F_SETSIG, uint64(unix.SIGSYS)), ePERM},
+					{"fcntl F_SETSIG 0", call(n.fcntl, 3, unix.F_SETSIG, 0), retAllow},
+					{"fcntl F_SETSIG SIGRTMIN+2", call(n.fcntl, 3, unix.F_SETSIG, 36), retAllow},
+					{"fcntl F_SETSIG SIGIO", call(n.fcntl, 3, unix.F_SETSIG, uint64(unix.SIGIO)), retAllow},
+					{"fcntl F_SETFD", call(n.fcntl, 3, unix.F_SETFD, unix.FD_CLOEXEC), retAllow},
+					{"fcntl F_GETFL", call(n.fcntl, 3, unix.F_GETFL), retAllow},
+					{"fcntl F_SETOWN 1", call(n.fcntl, 3, unix.F_SETOWN, 1), retAllow},
+					{"fcntl F_DUPFD 11", call(n.fcntl, 3, unix.F_DUPFD, 11), retAllow},
 				}
 				for i := range cases {
 					cases[i].data.arch = n.audit
@@ -214,6 +270,18 @@ func TestProgramVerdicts(t *testing.T) {
 						}{fmt.Sprintf("x32 syscall %d", nr), x32, retKill})
 					}
 				case "arm":
+					for _, c := range []struct {
+						name string
+						data seccompData
+						want uint32
+					}{
+						{"fcntl64 F_SETSIG SIGSEGV", call(221, 3, unix.F_SETSIG, uint64(unix.SIGSEGV)), ePERM},
+						{"fcntl64 F_SETFL", call(221, 3, unix.F_SETFL, unix.O_NONBLOCK), retAllow},
+						{"socketcall (OABI)", call(102, 1), ePERM},
+					} {
+						c.data.arch = n.audit
+						cases = append(cases, c)
+					}
 					// ARM private syscalls (cacheflush, set_tls, ...) that
 					// the Go runtime and libc use.
 					for _, nr := range []uint32{0xf0002, 0xf0005} {
@@ -271,6 +339,9 @@ func TestProgramMatchesRules(t *testing.T) {
 						want[nr] = ePERM
 					case r.action == denyClone3 && !opts.AllowNamespaces:
 						want[nr] = eNOSYS
+					case r.action == denySocketFamily:
+						// Family 0 (AF_UNSPEC) is no family a sandbox gets.
+						want[nr] = eAFNOSUPPORT
 					default:
 						want[nr] = retAllow
 					}
@@ -295,6 +366,13 @@ func TestProgramMatchesRules(t *testing.T) {
 	}
 }
 
+func faultSignalRule(name string) string {
+	if name == "fcntl" || name == "fcntl64" {
+		return name + "(F_SETSIG SIGILL, SIGTRAP, SIGBUS, SIGFPE, SIGSEGV, SIGSTKFLT, SIGSYS)"
+	}
+	return name + "(SIGILL, SIGTRAP, SIGBUS, SIGFPE, SIGSEGV, SIGSTKFLT, SIGSYS)"
+}
+
 func TestDenied(t *testing.T) {
 	t.Parallel()
 	always := []string{
@@ -312,8 +390,10 @@ func TestDenied(t *testing.T) {
 		"pivot_root", "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr"}
 	perArch := map[string][]string{
 		"amd64": {"uselib"},
-		"arm":   {"uselib", "clock_settime64", "clock_adjtime64"},
+		"arm":   {"uselib", "clock_settime64", "clock_adjtime64", "socketcall", faultSignalRule("fcntl64")},
 	}
+	always = append(always, faultSignalRule("rt_sigqueueinfo"), faultSignalRule("rt_tgsigqueueinfo"),
+		faultSignalRule("pidfd_send_signal"), faultSignalRule("fcntl"))
 	for _, arch := range allArches {
 		for _, opts := range allOptions {
 			got := denied(arch, opts)
@@ -326,6 +406,15 @@ func TestDenied(t *testing.T) {
 			for _, name := range namespaces {
 				if slices.Contains(got, name) == opts.AllowNamespaces {
 					t.Errorf("%s %+v: %q denied = %v", arch, opts, name, !opts.AllowNamespaces)
+				}
+			}
+			sockets := "(EAFNOSUPPORT except AF_UNIX)"
+			if opts.AllowInet {
+				sockets = "(EAFNOSUPPORT except AF_UNIX, AF_INET, AF_INET6, AF_NETLINK/NETLINK_ROUTE)"
+			}
+			for _, name := range []string{"socket" + sockets, "socketpair" + sockets} {
+				if !slices.Contains(got, name) {
+					t.Errorf("%s %+v: %q not listed in %q", arch, opts, name, got)
 				}
 			}
 		}

@@ -22,6 +22,17 @@ const (
 	// denyPersonality fails personality with EPERM except for the personas
 	// in safePersonas.
 	denyPersonality
+	// denySocketFamily fails socket and socketpair with EAFNOSUPPORT unless
+	// the family (arg0) is AF_UNIX, or, with AllowInet, AF_INET, AF_INET6
+	// or AF_NETLINK with protocol (arg2) NETLINK_ROUTE.
+	denySocketFamily
+	// denyFaultSignal1 and denyFaultSignal2 fail the call with EPERM when
+	// the signal it sends (arg1, arg2) is one of faultSignals.
+	denyFaultSignal1
+	denyFaultSignal2
+	// denySetsigFault fails fcntl F_SETSIG with EPERM when the signal (arg2)
+	// is one of faultSignals.
+	denySetsigFault
 )
 
 // absent marks a syscall that an arch does not have.
@@ -75,6 +86,26 @@ func rules() []rule {
 		{"clone3", denyClone3, same(435)},
 		{"unshare", denyNamespace, numbers{272, 97, 337}},
 		{"setns", denyNamespace, numbers{308, 268, 375}},
+
+		// Sockets: the families a sandbox needs, by its policy. No socketcall
+		// multiplexer exists on these arches: amd64 and arm64 never had one,
+		// and arm's (102) is in the OABI table only, which a kernel with a
+		// seccomp filter does not offer (OABI_COMPAT excludes it). Denied on
+		// arm for completeness, as umount is.
+		{"socket", denySocketFamily, numbers{41, 198, 281}},
+		{"socketpair", denySocketFamily, numbers{53, 199, 288}},
+		{"socketcall", denyAlways, numbers{absent, absent, 102}},
+
+		// Signals with a siginfo the sender makes up. The sandbox helper, PID
+		// 1 of the sandbox, is a Go program: it takes a fault signal (SIGSEGV,
+		// ...) that kill or tgkill did not send for a real fault of its own
+		// and dies of it, leaving no report. kill(2) and tgkill(2) stay
+		// allowed: their siginfo says who sent it.
+		{"rt_sigqueueinfo", denyFaultSignal1, numbers{129, 138, 178}},
+		{"rt_tgsigqueueinfo", denyFaultSignal2, numbers{297, 240, 363}},
+		{"pidfd_send_signal", denyFaultSignal1, same(424)},
+		{"fcntl", denySetsigFault, numbers{72, 25, 55}},
+		{"fcntl64", denySetsigFault, numbers{absent, absent, 221}},
 
 		// Other processes' memory and files.
 		{"ptrace", denyAlways, numbers{101, 117, 26}},
@@ -167,9 +198,27 @@ func (r rule) deniedAs(opts Options) string {
 		return r.name + "(TIOCSTI, TIOCLINUX)"
 	case denyPersonality:
 		return r.name + "(except PER_LINUX, PER_LINUX32, UNAME26, query)"
+	case denySocketFamily:
+		if opts.AllowInet {
+			return r.name + "(EAFNOSUPPORT except AF_UNIX, AF_INET, AF_INET6, AF_NETLINK/NETLINK_ROUTE)"
+		}
+		return r.name + "(EAFNOSUPPORT except AF_UNIX)"
+	case denyFaultSignal1, denyFaultSignal2:
+		return r.name + "(" + faultSignalNames + ")"
+	case denySetsigFault:
+		return r.name + "(F_SETSIG " + faultSignalNames + ")"
 	}
 	return r.name
 }
+
+// faultSignals are the signals a Go program takes for a fault of its own
+// when their siginfo does not say kill(2) or tgkill(2) sent them: SIGILL,
+// SIGTRAP, SIGBUS, SIGFPE, SIGSEGV, SIGSTKFLT and SIGSYS (the same numbers on
+// amd64, arm64 and arm). No program has a reason to queue one of them to
+// another process, or to have the kernel deliver one for I/O (F_SETSIG).
+var faultSignals = []uint32{4, 5, 7, 8, 11, 16, 31}
+
+const faultSignalNames = "SIGILL, SIGTRAP, SIGBUS, SIGFPE, SIGSEGV, SIGSTKFLT, SIGSYS"
 
 // Denied returns the syscalls the filter denies on the running arch under
 // opts, in filter order, for `shelldon doctor` and docs. A syscall denied only
