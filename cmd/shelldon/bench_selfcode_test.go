@@ -14,6 +14,7 @@ import (
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/sandbox"
 	"github.com/shelldon/shelldon/internal/selfcode"
+	"github.com/shelldon/shelldon/internal/worker"
 	"github.com/shelldon/shelldon/internal/worker/selftools"
 )
 
@@ -33,8 +34,9 @@ func BenchmarkGate(b *testing.B) {
 			samples := make([]time.Duration, 0, b.N)
 			for range b.N {
 				start := time.Now()
-				res, err := r.Run(context.Background(), sandbox.Policy{Argv: []string{binary, "be-child", "gate"}, Stdin: req,
-					ReadOnly: []string{binary}, Timeout: 30 * time.Second, Limits: sandbox.Limits{DataBytes: 256 << 20}})
+				pol := selftools.GatePolicy(selftools.Env{Binary: binary})
+				pol.Stdin = req
+				res, err := r.Run(context.Background(), pol)
 				var g selftools.GateResult
 				if err != nil || json.Unmarshal(res.Stdout, &g) != nil || !g.Passed {
 					b.Fatalf("gate: %v %s %s", err, res.Stdout, res.Stderr)
@@ -104,7 +106,7 @@ func BenchmarkTurnWithLiveTools(b *testing.B) {
 
 // BenchmarkSelfToolCall is one call of a live self-coded tool as the worker
 // makes it: a sandboxed child that reads the tool, checks its hash and runs
-// it.
+// it, talking to the worker over its channel.
 func BenchmarkSelfToolCall(b *testing.B) {
 	r, err := sandbox.NewRunner(binary)
 	if err != nil {
@@ -119,15 +121,17 @@ func BenchmarkSelfToolCall(b *testing.B) {
 	}
 	st := contracts.SelfTool{Name: t.Name, Version: t.Version, Language: t.Language, Hash: t.Hash, Dir: t.Dir,
 		Parameters: t.Meta.ParamsSchema}
-	req, _ := json.Marshal(selftools.CallRequest{Tool: st, Args: json.RawMessage(`{"text":"a b c"}`)})
+	reg := worker.NewRegistry()
+	if err := selftools.Register(reg, selftools.Env{Sandbox: r, Binary: binary, Tools: []contracts.SelfTool{st}}); err != nil {
+		b.Fatal(err)
+	}
+	tool, _ := reg.Get(st.Name)
 	samples := make([]time.Duration, 0, b.N)
 	for range b.N {
 		start := time.Now()
-		res, err := r.Run(context.Background(), sandbox.Policy{Argv: []string{binary, "be-child", "toolcall"}, Stdin: req,
-			ReadOnly: []string{binary, t.Dir}, Timeout: 10 * time.Second, Limits: sandbox.Limits{DataBytes: 128 << 20}})
-		var out selftools.CallResult
-		if err != nil || json.Unmarshal(res.Stdout, &out) != nil || out.Result != "3" {
-			b.Fatalf("call: %v %s %s %+v", err, res.Stdout, res.Stderr, out)
+		out, err := tool.Run(context.Background(), json.RawMessage(`{"text":"a b c"}`))
+		if err != nil || out != "3" {
+			b.Fatalf("call: %q %v", out, err)
 		}
 		samples = append(samples, time.Since(start))
 	}

@@ -9,20 +9,20 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/shelldon/shelldon/internal/netguard"
 	"github.com/shelldon/shelldon/internal/selfcode"
 	"github.com/shelldon/shelldon/internal/selfcode/pytool"
 	"github.com/shelldon/shelldon/internal/selfcode/starlarktool"
+	"github.com/shelldon/shelldon/internal/wire"
 	"github.com/shelldon/shelldon/internal/worker/selftools"
 )
 
 // The gate and toolcall modes run inside the sandbox the worker builds for
-// them (no network unless granted, a private /tmp, rlimits, seccomp,
-// Landlock): model code only ever runs here.
+// them (never any network, a private /tmp, rlimits, seccomp, Landlock):
+// model code only ever runs here.
 
 // runGate checks a proposed tool and runs its test; it prints a
 // selftools.GateResult.
@@ -145,23 +145,40 @@ func capString(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// runToolCall runs one call of a live self-coded tool; it prints a
-// selftools.CallResult.
+// runToolCall runs one call of a live self-coded tool over the channel of
+// selftools (see its package doc): it reads the selftools.CallRequest,
+// relays the tool's host calls to the worker and sends the
+// selftools.CallResult. The sandbox it runs in has no network: a granted
+// capability is served by the worker, outside it.
 func runToolCall(stdin io.Reader, stdout io.Writer) error {
 	debug.SetMemoryLimit(96 << 20)
-	var req selftools.CallRequest
-	if err := json.NewDecoder(io.LimitReader(stdin, 2<<20)).Decode(&req); err != nil {
-		return fmt.Errorf("toolcall: read request: %w", err)
-	}
-	out, err := toolCall(req)
-	res := selftools.CallResult{Result: out}
-	if err != nil {
-		res.Error = err.Error()
-	}
-	return json.NewEncoder(stdout).Encode(res)
+	return serveToolCall(stdin, stdout)
 }
 
-func toolCall(req selftools.CallRequest) (string, error) {
+func serveToolCall(stdin io.Reader, stdout io.Writer) error {
+	conn := wire.NewConn(stdin, stdout, selftools.MaxWorkerFrame)
+	f, err := conn.Recv()
+	if err != nil {
+		return fmt.Errorf("toolcall: read request: %w", err)
+	}
+	if f.Type != selftools.FrameCall {
+		return fmt.Errorf("toolcall: read request: a %q frame", f.Type)
+	}
+	var req selftools.CallRequest
+	if err := f.Decode(&req); err != nil {
+		return fmt.Errorf("toolcall: read request: %w", err)
+	}
+	out, err := toolCall(req, newRelay(conn))
+	// A result is at most 16 KiB and a note; both caps together, even with
+	// every byte escaped in JSON, fit the worker's frame cap.
+	res := selftools.CallResult{Result: capString(out, 20<<10)}
+	if err != nil {
+		res.Error = capString(err.Error(), 12<<10)
+	}
+	return conn.Send(selftools.FrameResult, res)
+}
+
+func toolCall(req selftools.CallRequest, rl *relay) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Second)
 	defer cancel()
 	st := req.Tool
@@ -174,7 +191,12 @@ func toolCall(req selftools.CallRequest) (string, error) {
 	if selfcode.Hash(st.Language, code, test) != st.Hash {
 		return "", errors.New("the tool's files changed since the owner approved it; refusing to run it")
 	}
-	httpGet := grantedHTTP(st.Capabilities["http"])
+	// http is offered to a tool the request says was granted it, for clear
+	// messages; the worker serves it only as its own grant says.
+	var httpGet func(context.Context, string) (int, string, error)
+	if len(st.Capabilities["http"]) > 0 {
+		httpGet = rl.httpGet
+	}
 	switch st.Language {
 	case selfcode.Starlark:
 		return starlarktool.Call(ctx, []byte(code), req.Args, starlarktool.Host{HTTPGet: httpGet}, starlarktool.Limits{})
@@ -200,25 +222,74 @@ func readVersion(dir, language, name string) (string, string, error) {
 	return string(code), string(test), nil
 }
 
-// grantedHTTP is the http capability: GET to the granted hosts only,
-// through the same SSRF-safe client as http_get. nil when not granted.
-func grantedHTTP(hosts []string) func(ctx context.Context, rawURL string) (int, string, error) {
-	if len(hosts) == 0 {
-		return nil
+// relay is the toolcall child's end of the host calls: each one is a
+// selftools.HostCall frame to the worker and its selftools.HostAnswer
+// frame back, one at a time. A call abandoned before its answer (its
+// context ended) breaks the relay: answers would no longer pair up.
+type relay struct {
+	conn    *wire.Conn
+	mu      sync.Mutex
+	answers chan wire.Frame // closed when the worker's stream ends
+	started bool
+	broken  error
+}
+
+func newRelay(conn *wire.Conn) *relay {
+	return &relay{conn: conn, answers: make(chan wire.Frame)}
+}
+
+// read passes the worker's frames on until its stream ends.
+func (r *relay) read() {
+	defer close(r.answers)
+	for {
+		f, err := r.conn.Recv()
+		if err != nil {
+			return
+		}
+		r.answers <- f
 	}
-	client := netguard.NewClient(netguard.Options{MaxBytes: 256 << 10, MaxRedirects: -1})
-	return func(ctx context.Context, rawURL string) (int, string, error) {
-		u, err := netguard.CheckURL(rawURL)
-		if err != nil {
-			return 0, "", err
+}
+
+// httpGet is the http capability, as the worker serves it.
+func (r *relay) httpGet(ctx context.Context, url string) (int, string, error) {
+	ans, err := r.call(ctx, selftools.HostCall{Kind: selftools.HostHTTPGet, URL: url})
+	if err != nil {
+		return 0, "", err
+	}
+	return ans.Status, string(ans.Body), nil
+}
+
+// call makes one host call and waits for its answer.
+func (r *relay) call(ctx context.Context, hc selftools.HostCall) (selftools.HostAnswer, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.broken != nil {
+		return selftools.HostAnswer{}, r.broken
+	}
+	if len(hc.URL) > selftools.MaxURL {
+		return selftools.HostAnswer{}, fmt.Errorf("http: the URL is %d bytes long; the limit is %d", len(hc.URL), selftools.MaxURL)
+	}
+	if !r.started {
+		r.started = true
+		go r.read()
+	}
+	if err := r.conn.Send(selftools.FrameHost, hc); err != nil {
+		r.broken = fmt.Errorf("%s: the worker is gone", hc.Kind)
+		return selftools.HostAnswer{}, r.broken
+	}
+	select {
+	case f, ok := <-r.answers:
+		var ans selftools.HostAnswer
+		if !ok || f.Type != selftools.FrameAnswer || f.Decode(&ans) != nil {
+			r.broken = fmt.Errorf("%s: the worker did not answer", hc.Kind)
+			return selftools.HostAnswer{}, r.broken
 		}
-		if !slices.Contains(hosts, strings.ToLower(u.Hostname())) {
-			return 0, "", fmt.Errorf("http: %s is not a host this tool was granted (%s)", u.Hostname(), strings.Join(hosts, ", "))
+		if ans.Error != "" {
+			return selftools.HostAnswer{}, errors.New(ans.Error)
 		}
-		res, err := client.Get(ctx, u.String())
-		if err != nil {
-			return 0, "", err
-		}
-		return res.Status, string(res.Body), nil
+		return ans, nil
+	case <-ctx.Done():
+		r.broken = fmt.Errorf("%s: abandoned: %w", hc.Kind, ctx.Err())
+		return selftools.HostAnswer{}, ctx.Err()
 	}
 }

@@ -1,18 +1,28 @@
 package selftools
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/netguard"
 	"github.com/shelldon/shelldon/internal/sandbox"
+	"github.com/shelldon/shelldon/internal/wire"
 	"github.com/shelldon/shelldon/internal/worker"
 )
 
 // selfTool is a live self-coded tool: FREE, each call in a sandboxed child
-// that reads the tool (read-only), checks its hash and runs it with only
-// the capabilities the owner granted.
+// that reads the tool (read-only), checks its hash and runs it; the
+// capabilities the owner granted are served here, as host calls.
 func selfTool(env Env, st contracts.SelfTool) *worker.Tool {
 	return &worker.Tool{
 		Name:        st.Name,
@@ -20,21 +30,7 @@ func selfTool(env Env, st contracts.SelfTool) *worker.Tool {
 		Tier:        contracts.TierFree,
 		Params:      paramsOf(st.Parameters),
 		Run: func(ctx context.Context, args json.RawMessage) (string, error) {
-			var out CallResult
-			pol := sandbox.Policy{
-				Timeout: callTimeout, Limits: callLimits, MaxOutput: 64 << 10,
-				ReadOnly: []string{st.Dir},
-				// The network only for a tool granted http; its hosts are
-				// enforced by the host function in the child.
-				Network: len(st.Capabilities["http"]) > 0,
-			}
-			if err := runChild(ctx, env, ToolCallArgs, CallRequest{Tool: st, Args: args}, pol, &out); err != nil {
-				return "", err
-			}
-			if out.Error != "" {
-				return "", errors.New(out.Error)
-			}
-			return out.Result, nil
+			return callTool(ctx, env, st, args)
 		},
 	}
 }
@@ -42,4 +38,242 @@ func selfTool(env Env, st contracts.SelfTool) *worker.Tool {
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// errEnded is the child's channel ending before its result.
+var errEnded = errors.New("the channel ended before the result")
+
+// callTool runs one call of st in the sandbox of ToolCallPolicy, serving
+// its host calls until the result, the child's end or the deadline.
+func callTool(ctx context.Context, env Env, st contracts.SelfTool, args json.RawMessage) (string, error) {
+	pol := ToolCallPolicy(env, st.Dir)
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < pol.Timeout {
+		pol.Timeout = time.Until(dl)
+	}
+	callCtx, cancel := context.WithTimeout(ctx, pol.Timeout)
+	defer cancel()
+
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return "", err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return "", err
+	}
+	var once sync.Once
+	closeOurs := func() { once.Do(func() { inW.Close(); outR.Close() }) }
+	defer closeOurs()
+	stderr := &capped{max: 4 << 10}
+	proc, err := env.Sandbox.Start(callCtx, pol, inR, outW, stderr)
+	inR.Close() // the child's ends: only the child holds them now
+	outW.Close()
+	if err != nil {
+		return "", err
+	}
+	waited := make(chan struct{})
+	var res sandbox.Result
+	var waitErr error
+	go func() {
+		res, waitErr = proc.Wait()
+		close(waited)
+	}()
+	type outcome struct {
+		res CallResult
+		err error
+	}
+	served := make(chan outcome, 1)
+	h := &host{http: grantedHTTP(st.Capabilities["http"], env.HTTP)}
+	go func() {
+		r, err := serve(callCtx, h, CallRequest{Tool: st, Args: args}, inW, outR)
+		served <- outcome{r, err}
+	}()
+
+	var out outcome
+	select {
+	case out = <-served:
+	case <-callCtx.Done():
+		// The deadline (or the caller) ends the call: closing our ends
+		// unblocks the server, wherever it is.
+		kill(proc, waited)
+		closeOurs()
+		out = <-served
+	case <-waited:
+		// The child is gone; what it wrote is still in the pipe.
+		select {
+		case out = <-served:
+		case <-time.After(time.Second):
+			closeOurs()
+			out = <-served
+		}
+	}
+	if errors.Is(out.err, errEnded) {
+		// No result: how the child ended says why.
+		select {
+		case <-waited:
+		case <-callCtx.Done():
+		}
+	}
+	kill(proc, waited)
+	closeOurs()
+	<-waited
+
+	switch {
+	case out.err == nil:
+		if out.res.Error != "" {
+			return "", errors.New(trim(out.res.Error, MaxResultText))
+		}
+		return trim(out.res.Result, MaxResultText), nil
+	case errors.Is(callCtx.Err(), context.DeadlineExceeded) || res.TimedOut:
+		return "", fmt.Errorf("it did not finish within %s and was killed", pol.Timeout)
+	case ctx.Err() != nil:
+		return "", fmt.Errorf("the call was cancelled: %w", ctx.Err())
+	case !errors.Is(out.err, errEnded):
+		return "", fmt.Errorf("the tool's child broke the protocol and was stopped: %v", out.err)
+	case waitErr != nil:
+		return "", waitErr
+	}
+	res.Stderr = stderr.Bytes()
+	return "", noAnswer(res)
+}
+
+// kill ends the sandbox unless it has already been reaped.
+func kill(proc *sandbox.Process, waited <-chan struct{}) {
+	select {
+	case <-waited:
+	default:
+		proc.Kill()
+	}
+}
+
+// serve sends the request, then answers the child's host calls until its
+// result. Every read is capped at MaxChildFrame; anything but a host call or
+// the result ends the call.
+func serve(ctx context.Context, h *host, req CallRequest, w io.Writer, r io.Reader) (CallResult, error) {
+	send := wire.NewConn(strings.NewReader(""), w, MaxWorkerFrame)
+	if err := send.Send(FrameCall, req); err != nil {
+		if errors.Is(err, wire.ErrTooLarge) {
+			return CallResult{Error: fmt.Sprintf("the call's arguments are too large (the limit is %d bytes)", MaxWorkerFrame)}, nil
+		}
+		return CallResult{}, fmt.Errorf("%w: %v", errEnded, err)
+	}
+	br := bufio.NewReader(r)
+	for calls := 0; ; {
+		f, err := wire.ReadFrame(br, MaxChildFrame)
+		switch {
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, os.ErrClosed):
+			return CallResult{}, errEnded // the child's exit status says why
+		case err != nil:
+			return CallResult{}, err
+		}
+		switch f.Type {
+		case FrameResult:
+			var res CallResult
+			if err := f.Decode(&res); err != nil {
+				return CallResult{}, err
+			}
+			return res, nil
+		case FrameHost:
+			var hc HostCall
+			if err := f.Decode(&hc); err != nil {
+				return CallResult{}, err
+			}
+			calls++
+			if calls > MaxHostCalls+8 {
+				return CallResult{}, fmt.Errorf("more than %d host calls, after refusals", MaxHostCalls)
+			}
+			if err := send.Send(FrameAnswer, h.answer(ctx, hc, calls)); err != nil {
+				return CallResult{}, fmt.Errorf("%w: %v", errEnded, err)
+			}
+		default:
+			return CallResult{}, fmt.Errorf("unexpected %q frame", trim(f.Type, 40))
+		}
+	}
+}
+
+// host serves the host calls of one tool call, as the worker's
+// contracts.SelfTool grants them.
+type host struct {
+	http func(ctx context.Context, url string) (int, []byte, error) // nil: not granted
+}
+
+// answer serves the n-th host call of the call.
+func (h *host) answer(ctx context.Context, hc HostCall, n int) HostAnswer {
+	if n > MaxHostCalls {
+		return HostAnswer{Error: fmt.Sprintf("more than %d requests in one call", MaxHostCalls)}
+	}
+	switch hc.Kind {
+	case HostHTTPGet:
+		if h.http == nil {
+			return HostAnswer{Error: "http is not granted to this tool"}
+		}
+		status, body, err := h.http(ctx, hc.URL)
+		if err != nil {
+			return HostAnswer{Error: err.Error()}
+		}
+		return HostAnswer{Status: status, Body: body}
+	}
+	return HostAnswer{Error: fmt.Sprintf("unknown host call %q", trim(hc.Kind, 40))}
+}
+
+// grantedHTTP is the http capability: GET from the granted hosts only,
+// through netguard (client), no redirects, a body of at most MaxHTTPBody
+// bytes. nil when nothing is granted.
+func grantedHTTP(hosts []string, client *netguard.Client) func(ctx context.Context, rawURL string) (int, []byte, error) {
+	if len(hosts) == 0 {
+		return nil
+	}
+	granted := make([]string, len(hosts))
+	for i, h := range hosts {
+		granted[i] = strings.ToLower(h)
+	}
+	if client == nil {
+		client = netguard.NewClient(netguard.Options{MaxBytes: MaxHTTPBody, MaxRedirects: -1})
+	}
+	return func(ctx context.Context, rawURL string) (int, []byte, error) {
+		if len(rawURL) > MaxURL {
+			return 0, nil, fmt.Errorf("http: the URL is %d bytes long; the limit is %d", len(rawURL), MaxURL)
+		}
+		u, err := netguard.CheckURL(rawURL)
+		if err != nil {
+			return 0, nil, err
+		}
+		if !slices.Contains(granted, u.Hostname()) {
+			return 0, nil, fmt.Errorf("http: %s is not a host this tool was granted (%s)", u.Hostname(), strings.Join(granted, ", "))
+		}
+		res, err := client.Get(ctx, u.String())
+		switch {
+		case err != nil:
+			return 0, nil, err
+		case len(res.Hops) > 1:
+			return 0, nil, fmt.Errorf("http: %s redirected; redirects are not followed", u)
+		case res.Truncated || len(res.Body) > MaxHTTPBody:
+			return 0, nil, fmt.Errorf("http: the response from %s is larger than %d bytes", u, MaxHTTPBody)
+		}
+		return res.Status, res.Body, nil
+	}
+}
+
+// capped keeps the first max bytes written and drops the rest.
+type capped struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.max - len(c.buf); room > 0 {
+		c.buf = append(c.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (c *capped) Bytes() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.buf)
 }

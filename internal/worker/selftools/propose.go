@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/shelldon/shelldon/internal/contracts"
-	"github.com/shelldon/shelldon/internal/sandbox"
 	"github.com/shelldon/shelldon/internal/selfcode"
 	"github.com/shelldon/shelldon/internal/worker"
 )
@@ -42,8 +41,8 @@ func proposeTool(env Env) (*worker.Tool, error) {
 				return "", fmt.Errorf("code and test are limited to %d bytes each", selfcode.MaxSource)
 			}
 			var gate GateResult
-			err = runChild(ctx, env, GateArgs, GateRequest{Name: name, Language: lang, Code: in.Code, Test: in.Test},
-				sandbox.Policy{Timeout: gateTimeout, Limits: gateLimits, MaxOutput: 256 << 10}, &gate)
+			err = runChild(ctx, env, GateRequest{Name: name, Language: lang, Code: in.Code, Test: in.Test},
+				GatePolicy(env), &gate)
 			if err != nil {
 				return "", fmt.Errorf("gate: the test run failed: %v", err)
 			}

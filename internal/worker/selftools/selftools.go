@@ -3,22 +3,59 @@
 // a passing one to the daemon for the owner's approval, and the live
 // self-coded tools, each call of which runs in a sandboxed child. Model
 // code never runs in the worker's own process.
+//
+// # No capability from the kernel
+//
+// Code shelldon did not write never gets a capability from the kernel: the
+// gate and every call of a self-coded tool, whatever the tool was granted,
+// run in the same sandbox (ToolCallPolicy, GatePolicy): an empty network
+// namespace with nothing but a loopback that is down, so the code can
+// neither connect nor be connected to, not even on the machine's own
+// loopback (the daemon's API, a local model server).
+//
+// A capability is a host call served from outside the sandbox. The toolcall
+// child (shelldon's own Go code, in the sandbox) talks to the worker over
+// its standard input and output in wire frames (4-byte length, JSON):
+//
+//	worker → child: FrameCall (CallRequest), first and once
+//	child → worker: FrameHost (HostCall), any number, each answered in turn
+//	worker → child: FrameAnswer (HostAnswer), one per FrameHost, in order
+//	child → worker: FrameResult (CallResult), last; the worker stops there
+//
+// The worker serves a host call only as the contracts.SelfTool the daemon
+// gave it grants (never from anything the child says), with its own caps:
+// at most MaxHostCalls per call, URLs of at most MaxURL bytes, bodies of at
+// most MaxHTTPBody bytes, and the call's deadline. HostHTTPGet fetches
+// through netguard from the granted hosts only. Everything the worker reads
+// from the child is hostile: each frame is capped at MaxChildFrame before
+// anything is allocated, garbage or an unexpected frame ends the call, and
+// the worker stops serving when the child exits or the deadline passes. A
+// forged result is only that tool's own output. A later capability is one
+// more host-call kind (a HostCall.Kind, served in host.answer) on the same
+// channel; the sandbox does not change.
+//
+// The gate grants nothing: it runs with no channel at all (its request on
+// stdin, its report on stdout), and a tested tool's http fails closed.
 package selftools
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/netguard"
 	"github.com/shelldon/shelldon/internal/sandbox"
 	"github.com/shelldon/shelldon/internal/worker"
 )
 
-// Sandbox runs a command in the sandbox.
+// Sandbox runs a command in the sandbox: Run with its input given and its
+// output collected, Start with standard streams of the caller's.
 type Sandbox interface {
 	Run(ctx context.Context, p sandbox.Policy) (sandbox.Result, error)
+	Start(ctx context.Context, p sandbox.Policy, stdin io.Reader, stdout, stderr io.Writer) (*sandbox.Process, error)
 }
 
 // Env is what the self-coding tools work with.
@@ -29,6 +66,11 @@ type Env struct {
 	Tools         []contracts.SelfTool
 	AllowDegraded bool
 	Python        bool // python3 is available for Python tools
+	// HTTP is the client that serves the http capability; nil means
+	// netguard with a MaxHTTPBody cap and no redirects followed. Tests
+	// inject one whose resolver and AllowAddr serve a test host from
+	// loopback; it must not follow redirects either.
+	HTTP *netguard.Client
 }
 
 // Child-mode arguments of the binary.
@@ -54,15 +96,51 @@ type GateResult struct {
 	Report       string              `json:"report"`
 }
 
-// CallRequest is what the toolcall child reads on stdin.
+// Frame types of a tool call's channel (see the package doc).
+const (
+	FrameCall   = "call"   // worker → child: CallRequest
+	FrameHost   = "host"   // child → worker: HostCall
+	FrameAnswer = "answer" // worker → child: HostAnswer
+	FrameResult = "result" // child → worker: CallResult
+)
+
+// Host-call kinds.
+const (
+	HostHTTPGet = "http_get" // HostCall.URL; HostAnswer.Status and Body
+)
+
+// Caps of the channel and of the host calls, per tool call.
+const (
+	MaxHostCalls   = 32        // host calls of any kind; more are refused
+	MaxURL         = 8 << 10   // bytes of an http_get URL
+	MaxHTTPBody    = 256 << 10 // bytes of a response body; a longer one is refused
+	MaxChildFrame  = 256 << 10 // a frame the child sends (a host call, the result)
+	MaxWorkerFrame = 4 << 20   // a frame the worker sends (the request, an answer)
+	MaxResultText  = 32 << 10  // bytes of a result or error the worker passes on
+)
+
+// CallRequest is the first frame the toolcall child reads.
 type CallRequest struct {
 	Tool contracts.SelfTool `json:"tool"`
 	Args json.RawMessage    `json:"args"`
 }
 
-// CallResult is what the toolcall child prints.
+// CallResult is the last frame the toolcall child sends.
 type CallResult struct {
 	Result string `json:"result,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// HostCall is a capability the tool uses, asked of the worker.
+type HostCall struct {
+	Kind string `json:"kind"`          // HostHTTPGet
+	URL  string `json:"url,omitempty"` // HostHTTPGet
+}
+
+// HostAnswer is the worker's answer to one HostCall: Error, or the result.
+type HostAnswer struct {
+	Status int    `json:"status,omitempty"`
+	Body   []byte `json:"body,omitempty"`
 	Error  string `json:"error,omitempty"`
 }
 
@@ -77,6 +155,39 @@ const (
 	callTimeout = 10 * time.Second
 )
 
+// ToolCallPolicy is the sandbox of every call of a self-coded tool whose
+// files are in dir: the toolcall child of env.Binary, no network at all,
+// the tool's directory read-only, callLimits and callTimeout. It takes no
+// capability: a granted one is a host call (see the package doc), never a
+// hole in the sandbox.
+func ToolCallPolicy(env Env, dir string) sandbox.Policy {
+	return sandbox.Policy{
+		Argv:          append([]string{env.Binary}, ToolCallArgs...),
+		Env:           sandbox.Env(),
+		ReadOnly:      []string{dir, env.Binary},
+		Network:       false,
+		Timeout:       callTimeout,
+		Limits:        callLimits,
+		MaxOutput:     64 << 10,
+		AllowDegraded: env.AllowDegraded,
+	}
+}
+
+// GatePolicy is the sandbox of the gate: the gate child of env.Binary, no
+// network, gateLimits and gateTimeout.
+func GatePolicy(env Env) sandbox.Policy {
+	return sandbox.Policy{
+		Argv:          append([]string{env.Binary}, GateArgs...),
+		Env:           sandbox.Env(),
+		ReadOnly:      []string{env.Binary},
+		Network:       false,
+		Timeout:       gateTimeout,
+		Limits:        gateLimits,
+		MaxOutput:     256 << 10,
+		AllowDegraded: env.AllowDegraded,
+	}
+}
+
 // Register adds propose_tool and every live self-coded tool to reg. A
 // self-coded tool never shadows a built-in: one whose name is taken is
 // left out.
@@ -87,6 +198,9 @@ func Register(reg *worker.Registry, env Env) error {
 	}
 	if err := reg.Add(pt); err != nil {
 		return err
+	}
+	if env.HTTP == nil {
+		env.HTTP = netguard.NewClient(netguard.Options{MaxBytes: MaxHTTPBody, MaxRedirects: -1})
 	}
 	for _, st := range env.Tools {
 		if _, taken := reg.Get(st.Name); taken {
@@ -100,18 +214,14 @@ func Register(reg *worker.Registry, env Env) error {
 	return nil
 }
 
-// runChild runs a child mode of the binary in the sandbox with a JSON
-// request on stdin and decodes its JSON answer from stdout.
-func runChild(ctx context.Context, env Env, args []string, req any, pol sandbox.Policy, out any) error {
+// runChild runs a child mode in the sandbox of pol with a JSON request on
+// stdin and decodes its JSON answer from stdout (the gate).
+func runChild(ctx context.Context, env Env, req any, pol sandbox.Policy, out any) error {
 	in, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}
-	pol.Argv = append([]string{env.Binary}, args...)
 	pol.Stdin = in
-	pol.Env = sandbox.Env()
-	pol.AllowDegraded = env.AllowDegraded
-	pol.ReadOnly = append(pol.ReadOnly, env.Binary)
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < pol.Timeout {
 		pol.Timeout = time.Until(dl)
 	}
@@ -123,16 +233,20 @@ func runChild(ctx context.Context, env Env, args []string, req any, pol sandbox.
 		return fmt.Errorf("it did not finish within %s and was killed", pol.Timeout)
 	}
 	if err := json.Unmarshal(res.Stdout, out); err != nil {
-		why := "it ended without an answer"
-		switch {
-		case res.Signal != "":
-			why = "it was killed by " + res.Signal + " (a limit: CPU time, memory or processes)"
-		case res.ExitCode != 0:
-			why = fmt.Sprintf("it exited with status %d (out of memory or crashed): %s", res.ExitCode, trim(string(res.Stderr), 500))
-		}
-		return fmt.Errorf("%s", why)
+		return noAnswer(res)
 	}
 	return nil
+}
+
+// noAnswer says why a child ended without an answer.
+func noAnswer(res sandbox.Result) error {
+	switch {
+	case res.Signal != "":
+		return fmt.Errorf("it was killed by %s (a limit: CPU time, memory or processes)", res.Signal)
+	case res.ExitCode != 0:
+		return fmt.Errorf("it exited with status %d (out of memory or crashed): %s", res.ExitCode, trim(string(res.Stderr), 500))
+	}
+	return fmt.Errorf("it ended without an answer")
 }
 
 func trim(s string, n int) string {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package selftools
+
+const raceEnabled = false
