@@ -366,6 +366,19 @@ func TestDoctor(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "answers") {
 		t.Fatalf("doctor exit %d:\n%s", code, stdout)
 	}
+	// Each layer of the boundary is reported, and the disk floor.
+	for _, want := range []string{"sandbox: socket-families", "sandbox: fds-closed", "sandbox: helper-hidden",
+		"sandbox: helper-signals", "commands are stopped below 512MiB (sandbox.min_free_disk)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("doctor does not report %q:\n%s", want, stdout)
+		}
+	}
+	os.WriteFile(filepath.Join(h, "config.local.yaml"), []byte("sandbox:\n  min_free_disk: 1000000TiB\n"), 0o600)
+	stdout, _, code = run(t, h, "", "doctor")
+	if code != 1 || !strings.Contains(stdout, "below sandbox.min_free_disk (1000000TiB): run_shell and git will refuse to start") {
+		t.Fatalf("doctor below the disk floor: exit %d:\n%s", code, stdout)
+	}
+	os.Remove(filepath.Join(h, "config.local.yaml"))
 	os.Chmod(filepath.Join(h, ".env"), 0o644)
 	stdout, _, code = run(t, h, "", "doctor")
 	if code != 1 || !strings.Contains(stdout, "chmod 0600") {

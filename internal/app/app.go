@@ -135,6 +135,7 @@ func Open(ctx context.Context, home string, environ []string, logw io.Writer, le
 		HistoryChars:  cfg.Agent.HistoryChars,
 		ApprovalTTL:   cfg.Approvals.TTL.D(),
 		AllowDegraded: cfg.Sandbox.AllowDegraded,
+		MinFreeDisk:   uint64(cfg.Sandbox.MinFreeDisk),
 		Describe:      describer{workspace: cfg.Workspace, home: cfg.Home, environ: environ}.describe,
 		Configure:     a.configure,
 		Tools:         tools,

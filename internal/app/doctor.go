@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -45,6 +46,7 @@ func (e cmdEnv) doctorCmd() *cobra.Command {
 			d.checkStore(cmd.Context(), cfg)
 			d.checkProviders(cmd.Context(), cfg)
 			d.checkSandbox(cmd.Context(), cfg)
+			d.checkDisk(cfg)
 			d.checkTelegram(cmd.Context(), cfg)
 			if d.failed > 0 {
 				return exitError{code: exitFail, msg: fmt.Sprintf("%d check(s) failed", d.failed)}
@@ -175,6 +177,44 @@ func (d *doctor) checkSandbox(ctx context.Context, cfg *config.Config) {
 	default:
 		fmt.Fprintf(d.w, "  %-10s run_shell, git, the gate and self-coded tools will refuse to run; set sandbox.allow_degraded: true to allow them\n", "")
 	}
+}
+
+// checkDisk reports the free space of the workspace's file system against
+// sandbox.min_free_disk: below it, run_shell and git refuse to start.
+func (d *doctor) checkDisk(cfg *config.Config) {
+	floor := uint64(cfg.Sandbox.MinFreeDisk)
+	if floor == 0 {
+		fmt.Fprintf(d.w, "- %-10s no floor (sandbox.min_free_disk is 0): a command may fill the workspace's file system\n", "disk")
+		return
+	}
+	// The workspace may not exist yet (serve creates it): its file system
+	// is then the nearest existing parent's.
+	dir := cfg.Workspace
+	for {
+		if _, err := os.Stat(dir); err == nil || filepath.Dir(dir) == dir {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	free, err := sandbox.FreeSpace(dir)
+	switch {
+	case err != nil:
+		d.fail("disk", fmt.Sprintf("free space of %s: %v", cfg.Workspace, err))
+	case free < floor:
+		d.fail("disk", fmt.Sprintf("%s has %s free, below sandbox.min_free_disk (%s): run_shell and git will refuse to start",
+			cfg.Workspace, roughly(free), cfg.Sandbox.MinFreeDisk))
+	default:
+		d.ok("disk", fmt.Sprintf("%s has %s free; commands are stopped below %s (sandbox.min_free_disk)",
+			cfg.Workspace, roughly(free), cfg.Sandbox.MinFreeDisk))
+	}
+}
+
+// roughly is n bytes in whole GiB, or whole MiB below 1 GiB.
+func roughly(n uint64) config.ByteSize {
+	if n >= 1<<30 {
+		return config.ByteSize(n &^ (1<<30 - 1))
+	}
+	return config.ByteSize(n &^ (1<<20 - 1))
 }
 
 // checkTelegram reports the Telegram transport: off, or answering, and who

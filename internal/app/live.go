@@ -52,7 +52,7 @@ func (a *App) apply(cfg *config.Config) error {
 		Limits: contracts.Limits{MaxToolCalls: cfg.Agent.MaxToolCalls, Budget: cfg.Agent.TurnBudget.D(),
 			Reserve: cfg.Agent.Reserve.D(), MaxTokens: cfg.Provider.MaxTokens},
 		System: cfg.Agent.SystemPrompt, HistoryChars: cfg.Agent.HistoryChars, ApprovalTTL: cfg.Approvals.TTL.D(),
-		AllowDegraded: cfg.Sandbox.AllowDegraded, Strikes: cfg.Selfcode.Strikes,
+		AllowDegraded: cfg.Sandbox.AllowDegraded, MinFreeDisk: uint64(cfg.Sandbox.MinFreeDisk), Strikes: cfg.Selfcode.Strikes,
 	})
 	a.Redactor.set(redact.New(cfg.Secrets()...))
 	a.setConfig(cfg, providers)

@@ -85,6 +85,11 @@ type SandboxConfig struct {
 	// when the kernel lacks a required sandbox layer. Off by default; when
 	// on, it is reported loudly at startup and by doctor.
 	AllowDegraded bool `yaml:"allow_degraded"`
+	// MinFreeDisk is the free space a sandboxed command must leave on the
+	// workspace's file system: checked before the command starts and at
+	// least every 250 ms while it runs; below it the command is stopped.
+	// Default 512MiB; 0 turns the check off.
+	MinFreeDisk ByteSize `yaml:"min_free_disk"`
 }
 
 // SelfcodeConfig governs the tools the agent writes for itself.

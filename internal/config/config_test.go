@@ -58,6 +58,7 @@ func TestLoadDefaults(t *testing.T) {
 		c.Telegram = TelegramConfig{TokenEnv: "TELEGRAM_BOT_TOKEN", APIBase: "https://api.telegram.org", WebhookSecretEnv: "TELEGRAM_WEBHOOK_SECRET"}
 		c.Log.Level = "info"
 		c.Selfcode.Strikes = 3
+		c.Sandbox.MinFreeDisk = 512 << 20
 		return c
 	}
 	tests := []struct {
@@ -339,6 +340,50 @@ func TestDefaultHome(t *testing.T) {
 	}
 }
 
+func TestByteSize(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		in   string
+		want ByteSize
+		str  string
+	}{
+		{"512MiB", 512 << 20, "512MiB"}, {"1GiB", 1 << 30, "1GiB"}, {"1g", 1 << 30, "1GiB"}, {" 64 k ", 64 << 10, "64KiB"},
+		{"100MB", 100_000_000, "100000000"}, {"4096", 4096, "4KiB"}, {"0", 0, "0"}, {"1.5GiB", 3 << 29, "1536MiB"}, {"7b", 7, "7"},
+	} {
+		got, err := ParseByteSize(tt.in)
+		if err != nil || got != tt.want || got.String() != tt.str {
+			t.Errorf("ParseByteSize(%q) = %d (%s), %v; want %d (%s)", tt.in, got, got, err, tt.want, tt.str)
+		}
+	}
+	for _, bad := range []string{"", "MiB", "-1MiB", "12 parsecs", "1e3", "0x10", "9999999TiB", "1..2G"} {
+		if got, err := ParseByteSize(bad); err == nil {
+			t.Errorf("ParseByteSize(%q) = %d, want an error", bad, got)
+		}
+	}
+}
+
+// TestMinFreeDisk: sandbox.min_free_disk defaults to 512MiB, takes sizes,
+// and 0 turns the check off.
+func TestMinFreeDisk(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		file string
+		want ByteSize
+	}{{"", 512 << 20}, {"sandbox:\n  min_free_disk: 2GiB\n", 2 << 30}, {"sandbox:\n  min_free_disk: 0\n", 0}} {
+		files := map[string]string{}
+		if tt.file != "" {
+			files[FileConfig] = tt.file
+		}
+		c, err := Load(newHome(t, files), []string{"ANTHROPIC_API_KEY=" + anthropicKey})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Sandbox.MinFreeDisk != tt.want {
+			t.Errorf("%q: min_free_disk = %s, want %s", tt.file, c.Sandbox.MinFreeDisk, tt.want)
+		}
+	}
+}
+
 func TestDuration(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -390,6 +435,11 @@ func TestLoadErrors(t *testing.T) {
 			name:  "bad duration in the overlay",
 			files: map[string]string{FileConfig: "agent: {workers: 2}\n", FileOverlay: "agent:\n  turn_budget: abc\n"},
 			file:  FileOverlay, key: "agent.turn_budget", line: 2, msg: `"abc" is not a duration (like "25s" or "1m")`,
+		},
+		{
+			name:  "bad size",
+			files: map[string]string{FileConfig: "sandbox:\n  min_free_disk: lots\n"},
+			file:  FileConfig, key: "sandbox.min_free_disk", line: 2, msg: `"lots" is not a size`,
 		},
 		{
 			name:  "duration out of bounds",

@@ -33,6 +33,7 @@ const (
 	defaultTelegramToken  = "TELEGRAM_BOT_TOKEN"
 	defaultTelegramAPI    = "https://api.telegram.org"
 	defaultLogLevel       = "info"
+	defaultMinFreeDisk    = 512 << 20
 	openAIHost            = "api.openai.com"
 )
 
@@ -83,6 +84,9 @@ func (c *Config) complete() []error {
 	add(c.intIn("agent.history_chars", &a.HistoryChars, defaultHistoryChars, 1000, 1_000_000))
 	add(c.intIn("agent.workers", &a.Workers, defaultWorkers, 1, 16))
 	add(c.intIn("selfcode.strikes", &c.Selfcode.Strikes, 3, 1, 100))
+	if c.Sandbox.MinFreeDisk == 0 && !c.set("sandbox.min_free_disk") {
+		c.Sandbox.MinFreeDisk = defaultMinFreeDisk
+	}
 
 	t := &c.Telegram
 	if t.TokenEnv == "" {

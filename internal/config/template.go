@@ -175,6 +175,11 @@ sandbox:
   # network namespaces, seccomp). Off: they refuse to run. On: they run with
   # what the kernel has, and shelldon says so at every start and in doctor.
   #allow_degraded: false
+  # Free space a shell command or git must leave on the workspace's file
+  # system. Checked before a command starts and at least every 250 ms while
+  # it runs; below it the command is stopped and you are told. 0 turns the
+  # check off. Sizes like 512MiB, 1GiB.
+  #min_free_disk: 512MiB
 
 # Tools shelldon writes for itself (propose_tool).
 selfcode:

@@ -193,7 +193,10 @@ type decoder struct {
 	errs []error
 }
 
-var durationType = reflect.TypeFor[Duration]()
+var (
+	durationType = reflect.TypeFor[Duration]()
+	sizeType     = reflect.TypeFor[ByteSize]()
+)
 
 func (d *decoder) fail(n *yaml.Node, key, format string, args ...any) {
 	d.errs = append(d.errs, &Error{File: d.src[resolve(n)], Key: key, Line: n.Line,
@@ -218,6 +221,14 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, key string) {
 			d.fail(n, key, "%s is not a duration (like \"25s\" or \"1m\")", d.show(n.Value))
 		} else {
 			v.Set(reflect.ValueOf(dur))
+		}
+	case v.Type() == sizeType:
+		if n.Kind != yaml.ScalarNode {
+			d.fail(n, key, "must be a size (like \"512MiB\" or \"1GiB\")")
+		} else if size, err := ParseByteSize(n.Value); err != nil {
+			d.fail(n, key, "%s is not a size (like \"512MiB\", \"1GiB\" or a number of bytes)", d.show(n.Value))
+		} else {
+			v.Set(reflect.ValueOf(size))
 		}
 	case v.Kind() == reflect.Struct:
 		d.decodeStruct(n, v, key)

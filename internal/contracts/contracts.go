@@ -225,6 +225,10 @@ type Job struct {
 	// AllowDegraded is the owner's sandbox.allow_degraded: sandboxed tools
 	// may run on a kernel that lacks a required layer.
 	AllowDegraded bool `json:"allow_degraded,omitempty"`
+	// MinFreeDisk is the owner's sandbox.min_free_disk in bytes: a
+	// sandboxed command is not started, or is stopped, when the
+	// workspace's file system has less free space. 0 means no check.
+	MinFreeDisk uint64 `json:"min_free_disk,omitempty"`
 	// SelfTools are the live self-coded tools this turn offers.
 	SelfTools []SelfTool `json:"self_tools,omitempty"`
 	// SandboxLayers are the sandbox layers the daemon's probe found in

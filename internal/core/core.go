@@ -49,6 +49,9 @@ type Options struct {
 	// AllowDegraded is the owner's sandbox.allow_degraded, passed to each
 	// worker for the sandboxed tools.
 	AllowDegraded bool
+	// MinFreeDisk is the owner's sandbox.min_free_disk in bytes, passed to
+	// each worker for the sandboxed tools; 0 means no check.
+	MinFreeDisk uint64
 	// Configure applies an owner-approved config change (update_config)
 	// and returns the diff; nil means the tool is unavailable.
 	Configure func(ctx context.Context, changes json.RawMessage) ([]string, error)
@@ -190,7 +193,7 @@ func (c *Core) runTurn(ctx context.Context, chat, text string, resume *contracts
 	job := contracts.Job{
 		Chat: chat, Turn: turn, System: tun.System, History: history, Input: text,
 		Workspace: c.opts.Workspace, Limits: lim, Deadline: started.Add(lim.Budget), Resume: resume,
-		AllowDegraded: tun.AllowDegraded, SelfTools: c.discover(), SkillCatalog: c.catalog(), SandboxLayers: c.opts.SandboxLayers,
+		AllowDegraded: tun.AllowDegraded, MinFreeDisk: tun.MinFreeDisk, SelfTools: c.discover(), SkillCatalog: c.catalog(), SandboxLayers: c.opts.SandboxLayers,
 	}
 	res, runErr := c.runWorker(ctx, job, ev)
 	end := store.TurnEnd{
@@ -400,7 +403,8 @@ func (c *Core) tuning() Tuning {
 	c.tuneMu.RLock()
 	defer c.tuneMu.RUnlock()
 	return Tuning{Limits: c.opts.Limits, System: c.opts.System, HistoryChars: c.opts.HistoryChars,
-		ApprovalTTL: c.opts.ApprovalTTL, AllowDegraded: c.opts.AllowDegraded, Strikes: c.opts.Strikes}
+		ApprovalTTL: c.opts.ApprovalTTL, AllowDegraded: c.opts.AllowDegraded, MinFreeDisk: c.opts.MinFreeDisk,
+		Strikes: c.opts.Strikes}
 }
 
 // Tuning is what a config change can alter in a running core.
@@ -410,6 +414,7 @@ type Tuning struct {
 	HistoryChars  int
 	ApprovalTTL   time.Duration
 	AllowDegraded bool
+	MinFreeDisk   uint64
 	Strikes       int
 }
 
@@ -418,6 +423,7 @@ func (c *Core) Tune(t Tuning) {
 	c.tuneMu.Lock()
 	defer c.tuneMu.Unlock()
 	c.opts.Limits, c.opts.System, c.opts.AllowDegraded = t.Limits, t.System, t.AllowDegraded
+	c.opts.MinFreeDisk = t.MinFreeDisk
 	if t.HistoryChars > 0 {
 		c.opts.HistoryChars = t.HistoryChars
 	}

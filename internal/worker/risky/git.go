@@ -66,6 +66,7 @@ func gitTool(env Env) (*worker.Tool, error) {
 				Timeout:       timeout(ctx),
 				MaxOutput:     maxOutput,
 				AllowDegraded: env.AllowDegraded,
+				MinFreeDisk:   env.MinFreeDisk,
 			})
 			if err != nil {
 				return "", err

@@ -31,6 +31,10 @@ type Env struct {
 	// AllowDegraded passes the owner's sandbox.allow_degraded to every
 	// sandboxed run; without it a degraded kernel refuses them.
 	AllowDegraded bool
+	// MinFreeDisk passes the owner's sandbox.min_free_disk (bytes) to every
+	// sandboxed command: it does not start, or is stopped, when the
+	// workspace's file system has less free space. 0 means no check.
+	MinFreeDisk uint64
 	// HTTP is http_get's client; nil means the default SSRF-safe one.
 	HTTP *netguard.Client
 	// Config applies an approved update_config (the daemon).
@@ -65,6 +69,8 @@ const commandTimeout = 30 * time.Second
 func report(res sandbox.Result) string {
 	var b strings.Builder
 	switch {
+	case res.DiskLow:
+		fmt.Fprintf(&b, "stopped after %s: free space on the workspace's file system fell below sandbox.min_free_disk (what it wrote so far is still there)\n", res.Duration.Round(time.Millisecond))
 	case res.TimedOut:
 		fmt.Fprintf(&b, "timed out after %s and was killed (with everything it started)\n", res.Duration.Round(time.Millisecond))
 	case res.Signal != "":

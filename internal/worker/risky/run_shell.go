@@ -46,6 +46,7 @@ func runShellTool(env Env) (*worker.Tool, error) {
 				Timeout:       timeout(ctx),
 				MaxOutput:     maxOutput,
 				AllowDegraded: env.AllowDegraded,
+				MinFreeDisk:   env.MinFreeDisk,
 			})
 			if err != nil {
 				return "", err
