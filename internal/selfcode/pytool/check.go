@@ -9,16 +9,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// The checker is three files run as one script: sources, tree rules, conventions.
+// The checker is four files run as one script: sources, reflective callables, tree rules,
+// conventions.
 var (
 	//go:embed py/check_source.py
 	checkSource string
+	//go:embed py/check_reflect.py
+	checkReflect string
 	//go:embed py/check_tree.py
 	checkTree string
 	//go:embed py/check_meta.py
@@ -123,7 +127,7 @@ func runChecker(ctx context.Context, python, name string, code, test []byte) (ch
 	}
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	script := checkSource + "\n" + checkTree + "\n" + checkMeta
+	script := checkSource + "\n" + checkReflect + "\n" + checkTree + "\n" + checkMeta
 	cmd := command(ctx, python, "", append(pythonFlags, "-c", script)...)
 	stdout := &capWriter{max: 4 << 20}
 	stderr := &capWriter{max: MaxResult}
@@ -158,4 +162,23 @@ func validSchema(raw json.RawMessage) error {
 	}
 	_, err := s.Resolve(nil)
 	return err
+}
+
+// Probe reports the Python the tools would run with and whether the run-time guard
+// (an audit hook, Python 3.8 and later) is available there, for `shelldon doctor`. An
+// error means python cannot be used for tools.
+func Probe(ctx context.Context, python string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := command(ctx, python, "", append(slices.Clone(pythonFlags), "-c",
+		"import sys; print('%d.%d.%d' % sys.version_info[:3], hasattr(sys, 'addaudithook'))")...)
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("pytool: run %s: %w", python, err)
+	}
+	version, hook, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	if hook != "True" {
+		return "", fmt.Errorf("pytool: Python %s has no audit hooks (3.8 or later is needed)", version)
+	}
+	return version, nil
 }

@@ -361,6 +361,9 @@ func TestCheckNeverBreaks(t *testing.T) {
 		{"lone surrogate bytes", "X = '\xed\xa0\x80'\n"},
 		{"unknown cookie", "# coding: no-such-codec\n"},
 		{"tabs and spaces", "def run(text):\n\treturn 1\n        return 2\n"},
+		{"nonlocal at the top level", header + "nonlocal x\n"},
+		{"a bad format string", helper(`return "{0:{".format(x)`)},
+		{"a deep format spec", helper(`return "{:{:{:{:{}}}}}".format(1, 2, 3, 4, 5)`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -393,6 +396,10 @@ func FuzzCheck(f *testing.F) {
 	f.Add([]byte(header))
 	f.Add([]byte("import os\n"))
 	f.Add([]byte("# coding: utf-7\n+AAo-import os\n"))
+	f.Add([]byte("import functools\nimport typing\n\n\ndef run(f):\n    functools.update_wrapper(f, typing.cast, (), (\"__globals__\",))\n    return sys\n"))
+	f.Add([]byte("def run(f):\n    return \"{0.__globals__}\".format(f), \"{0:{1}}\".format(f, \"{\")\n"))
+	f.Add([]byte("nonlocal x\n"))
+	f.Add([]byte("class K:\n    def m(self):\n        return undefined_name\n"))
 	f.Fuzz(func(t *testing.T, code []byte) {
 		_, err := Check(context.Background(), python, "word_count", code, []byte(goodTest))
 		if errors.Is(err, ErrChecker) {

@@ -30,11 +30,24 @@
 //     resolved against the real module, so typing.sys, enum.bltns or json.codecs (other
 //     modules reachable from allowed ones) and private names (random._os) are refused.
 //   - No dynamic code or reflection: exec, eval, compile, open, input, globals, locals,
-//     vars, getattr, setattr, delattr and the like are refused as names; every dunder
-//     name or attribute is refused (except a short list of protocol methods a class may
-//     define, like __init__); so are frame and code attributes (gi_frame, f_globals...)
-//     and the standard library's string-keyed back doors (operator.attrgetter,
-//     string.Formatter, typing.get_type_hints, functools.singledispatch...). No async.
+//     vars, dir, getattr, setattr, delattr, hasattr and the like are refused as names;
+//     every dunder name or attribute is refused (except a short list of protocol methods
+//     a class may define, like __init__); so are the attributes only the interpreter's
+//     own objects have (f_globals, gi_frame, co_code, tb_next, mro..., read from the
+//     running interpreter's types), and type() with other than one argument. No async.
+//   - Nothing reached by a string: a callable of an allowed module that turns a string
+//     its caller passes into an attribute access, code or a module is refused. Which ones
+//     is found by reading the allowed modules' own sources (py/check_reflect.py: the
+//     parameters that flow into getattr, setattr, eval, str.format, sys.modules[...] —
+//     functools.update_wrapper, operator.attrgetter, string.Formatter, typing.ForwardRef),
+//     with a hand list as the floor where sources are not installed. .format and
+//     .format_map only on a string literal (or an UPPERCASE constant) whose fields read no
+//     attribute or item ("{0.__globals__}"); no string literal holding "__" or naming an
+//     interpreter attribute; a Python method of an allowed class is not called on the
+//     class (it would take any object as self); a module is only ever module.attr, even
+//     reached as typing.functools; and every name a scope reads must be defined in the
+//     file or be a built-in, so values slipped into the module's globals at run time
+//     cannot be named.
 //   - Conventions: DESCRIPTION a non-empty string; PARAMS_SCHEMA a JSON-able dict
 //     literal with "type": "object" whose properties are exactly run's parameters,
 //     "required" exactly those without a default (no /, *args or **kwargs), and a valid
@@ -55,6 +68,19 @@
 // the overall timeout. Each child gets a clean environment, its own process group, and
 // the whole group is killed when it finishes or times out. Neither re-checks the source:
 // callers must Check first.
+//
+// Before it imports the tool or its test, the runner arms a second layer (Guard in
+// py/runner.py): an audit hook, a replaced __import__ and a meta-path finder, given the
+// same allowlist as the checker. Whatever a tool that got past the checker reaches for
+// is refused with "shelldon: <what> is not allowed in a tool": imports outside the
+// allowlist (however asked for), open except reading the standard library's and the
+// tool's own sources, processes (subprocess, os.system, exec, spawn, fork, kill),
+// sockets, ctypes, the filesystem (listdir, remove, rename...), compile and exec except
+// the import machinery's and namedtuple's or a dataclass's generated code, frames
+// (sys._getframe, gi_frame, tb_frame, __code__ from the tool's own code, or from a
+// standard-library function that does not name the attribute itself), the garbage
+// collector, tracing, marshal and new audit hooks. It is not the boundary (a tool can
+// switch it off): the sandbox is; it turns a checker miss into a clear error.
 package pytool
 
 import (

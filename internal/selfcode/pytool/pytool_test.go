@@ -1,13 +1,17 @@
 package pytool
 
 import (
+	"cmp"
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
-// python is the interpreter the tests use; they skip without it.
-const python = "/usr/bin/python3"
+// python is the interpreter the tests use (PYTOOL_TEST_PYTHON, to try another version);
+// they skip without it.
+var python = cmp.Or(os.Getenv("PYTOOL_TEST_PYTHON"), "/usr/bin/python3")
 
 func needPython(t *testing.T) {
 	t.Helper()
@@ -48,5 +52,17 @@ func TestCapWriter(t *testing.T) {
 	}
 	if got := capString("héllo", 2); got != "h\n[... truncated: 6 bytes in all]" {
 		t.Errorf("capString cut a rune: %q", got)
+	}
+}
+
+// TestProbe: the installed python3 has the run-time guard; a missing one is an error.
+func TestProbe(t *testing.T) {
+	needPython(t)
+	v, err := Probe(context.Background(), python)
+	if err != nil || !strings.HasPrefix(v, "3.") {
+		t.Fatalf("Probe(%s) = %q, %v", python, v, err)
+	}
+	if _, err := Probe(context.Background(), "/nonexistent/python3"); err == nil {
+		t.Fatal("Probe of a missing python succeeded")
 	}
 }

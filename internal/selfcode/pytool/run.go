@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -223,7 +224,8 @@ func run(ctx context.Context, python, dir, name, mode string, stdin []byte, time
 	if host.HTTPGet != nil {
 		granted = "1"
 	}
-	cmd := command(runCtx, python, dir, append(pythonFlags, "-c", runnerScript, mode, name, perTest, granted)...)
+	allowed := strings.Join(allowedModules, ",")
+	cmd := command(runCtx, python, dir, append(pythonFlags, "-c", runnerScript, mode, name, perTest, granted, allowed)...)
 	cmd.ExtraFiles = p.child
 	out := &capWriter{max: MaxResult}
 	cmd.Stdout, cmd.Stderr = out, out

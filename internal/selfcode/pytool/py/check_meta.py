@@ -1,4 +1,4 @@
-"""The static gate, part 3 of 3: the conventions (DESCRIPTION, PARAMS_SCHEMA, CAPABILITIES,
+"""The static gate, part 4 of 4: the conventions (DESCRIPTION, PARAMS_SCHEMA, CAPABILITIES,
 run, test_* functions), the metadata handed back to Go, and main.
 
 stdin:  {"name": str, "code": base64, "test": base64, "allowed": [module, ...]}
@@ -184,14 +184,34 @@ def check_test(src):
             src.at(st, "%s takes parameters; test functions take none (there are no fixtures)" % st.name)
 
 
+SOFT_KEYWORDS = set(getattr(keyword, "softkwlist", ())) | {"match", "case", "_", "type"}
+
+
+def stdlib_module_names():
+    """sys.stdlib_module_names (Python 3.10+), or what the standard library's directories
+    and the built-in modules hold."""
+    names = getattr(sys, "stdlib_module_names", None)
+    if names is not None:
+        return names
+    found = set(sys.builtin_module_names)
+    lib = os.path.dirname(os.__file__)
+    for d in (lib, os.path.join(lib, "lib-dynload")):
+        try:
+            entries = os.listdir(d)
+        except OSError:
+            continue
+        found.update(e.split(".")[0] for e in entries)
+    return found
+
+
 def name_problem(name):
     if not name.isascii() or not name.isidentifier() or is_dunder(name):
         return "%r is not a valid module name" % name
-    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+    if keyword.iskeyword(name) or name in SOFT_KEYWORDS:
         return "%r is a Python keyword" % name
     if hasattr(builtins, name):
         return "%r is a Python built-in" % name
-    if name in sys.stdlib_module_names or name == HOST_MODULE or name.startswith("test_"):
+    if name in stdlib_module_names() or name == HOST_MODULE or name.startswith("test_"):
         return "%r would shadow a module; choose another name" % name
     return None
 

@@ -1,6 +1,7 @@
-"""The static gate for a shelldon Python tool, part 1 of 3: the allowlist, and each file's
-bytes, characters and tokens. See the pytool package doc; the Go side runs the three
-parts concatenated, as one script (check_source.py, check_tree.py, check_meta.py).
+"""The static gate for a shelldon Python tool, part 1 of 4: the allowlist, and each file's
+bytes, characters and tokens. See the pytool package doc; the Go side runs the four
+parts concatenated, as one script (check_source.py, check_reflect.py, check_tree.py,
+check_meta.py).
 
 Nothing here imports or runs the sources it checks. Each file is read as raw bytes,
 exactly as Python would read it, parsed with ast, tokenized, and walked.
@@ -15,6 +16,7 @@ import json
 import keyword
 import math
 import re
+import symtable
 import sys
 import tokenize
 import types
@@ -24,6 +26,7 @@ import unicodedata
 # sees at run time (importing a submodule adds an attribute to its package).
 import os  # noqa: F401
 import signal  # noqa: F401
+import string
 import traceback  # noqa: F401
 
 MAX_SOURCE = 64 << 10
@@ -59,23 +62,55 @@ REFUSED_BUILTINS = {
     "credits": "is interactive only", "license": "reads files",
     "globals": "exposes the module's namespace", "locals": "exposes the frame",
     "vars": "exposes an object's namespace",
+    "dir": "lists an object's attributes by name; use the attributes you know",
     "getattr": "reads attributes by computed name; write obj.name",
     "setattr": "writes attributes by computed name; write obj.name = value",
     "delattr": "deletes attributes by computed name; write del obj.name",
+    "hasattr": "looks attributes up by computed name; use isinstance or try/except AttributeError",
 }
 DANGEROUS = [getattr(builtins, n) for n in REFUSED_BUILTINS if hasattr(builtins, n)]
 DANGEROUS += [builtins.__import__, importlib.import_module]
 
-# Attribute names refused on any object: frame and code access from generators,
-# coroutines and tracebacks, and the standard library's reflective back doors (string-named
-# attribute access, string annotations evaluated as code).
-REFUSED_ATTRIBUTES = {
-    "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code", "tb_frame",
-    "tb_next", "f_globals", "f_locals", "f_builtins", "f_back", "f_code", "co_code",
-    "attrgetter", "methodcaller", "Formatter", "get_field", "get_type_hints",
+
+def internal_attributes():
+    """The attributes of the interpreter's own objects (frames, code, tracebacks,
+    generators, coroutines, cells, classes) that ordinary values do not have: f_globals,
+    gi_frame, co_code, tb_next, cell_contents, mro... Read from the running interpreter, so
+    a new version's additions are refused without a list to update."""
+    ordinary = set()
+    for t in (object, str, bytes, bytearray, int, float, complex, bool, list, tuple, dict,
+              set, frozenset, range, slice, memoryview, BaseException):
+        ordinary.update(dir(t))
+    internal = [types.FrameType, types.CodeType, types.TracebackType, types.GeneratorType,
+                types.CoroutineType, types.AsyncGeneratorType, type, types.FunctionType,
+                types.MethodType, types.BuiltinFunctionType, types.ModuleType,
+                types.GetSetDescriptorType, types.MemberDescriptorType,
+                types.WrapperDescriptorType, types.MethodWrapperType,
+                types.MethodDescriptorType, types.ClassMethodDescriptorType]
+    internal.append(getattr(types, "CellType", type((lambda: internal).__closure__[0])))
+    found = set()
+    for t in internal:
+        found.update(a for a in dir(t) if not a.startswith("_"))
+    return found - ordinary - {"send", "throw", "close"}  # a generator's own protocol
+
+
+INTERNAL_ATTRIBUTES = internal_attributes()
+
+# Attribute names refused on any object: the interpreter's internals above, and the
+# standard library's reflective back doors (attribute access or code built from a string
+# the caller passes). check_reflect.py adds what it finds in the allowed modules' sources;
+# this list is the floor that holds where those sources are not installed.
+REFUSED_ATTRIBUTES = INTERNAL_ATTRIBUTES | {
+    "attrgetter", "methodcaller", "Formatter", "get_field", "vformat", "get_type_hints",
     "ForwardRef", "singledispatch", "singledispatchmethod", "evaluate_forward_ref",
-    "get_annotations",
+    "get_annotations", "update_wrapper", "wraps", "no_type_check",
+    "no_type_check_decorator", "dispatch_table", "UserString", "_evaluate", "_convert_",
 }
+
+# Words refused inside string literals: the interpreter's internals, which a string could
+# name for a reflective helper the rules missed. (Double underscores are refused too.)
+REFUSED_WORDS_RE = re.compile(r"(?<![A-Za-z0-9_])(%s)(?![A-Za-z0-9_])" % "|".join(
+    sorted(INTERNAL_ATTRIBUTES - {"mro"}, key=len, reverse=True)))
 
 # Dunder methods a class may define (they are only called on its own instances).
 PROTOCOL_METHODS = {
@@ -97,6 +132,7 @@ BIDI = {"\u061c", "\u200e", "\u200f"} | {chr(c) for c in range(0x202A, 0x202F)} 
     chr(c) for c in range(0x2066, 0x206A)}
 ZERO_WIDTH = {"\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"}
 MISSING = object()
+FORMATTER = string.Formatter()  # its parse only: the checker reads format strings, never formats
 
 
 def is_dunder(name):

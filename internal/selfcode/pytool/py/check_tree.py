@@ -1,10 +1,14 @@
-"""The static gate, part 2 of 3: the rules on the syntax tree.
+"""The static gate, part 3 of 4: the rules on the syntax tree.
 
-Three ideas. Nothing runs at import: the top level holds only imports, UPPERCASE = literal
+Four ideas. Nothing runs at import: the top level holds only imports, UPPERCASE = literal
 constants, def and class (no decorators, literal defaults, annotations that are types).
-Imports are allowlisted, and a name bound to a module is only ever used as module.attr,
-resolved here against the real module, so typing.sys or json.codecs is refused. No
-interpreter internals: no dunder names, no exec/eval/compile/open/getattr..., no frames.
+Imports are allowlisted, and a module is only ever used as module.attr, resolved here
+against the real module, so typing.sys or json.codecs is refused. No interpreter
+internals: no dunder names, no exec/eval/compile/open/getattr..., no frames. And no
+attribute reached by a string: no reflective callable (found in the allowed modules'
+sources by check_reflect.py), no format string that is not a literal or whose fields read
+attributes, no string literal holding "__" or naming an interpreter attribute, no
+type(name, bases, dict), no instance method called on a class with a self of one's choosing.
 """
 
 
@@ -13,7 +17,10 @@ class Walker(ast.NodeVisitor):
         self.src, self.kind, self.name = src, kind, name
         self.tool_names = tool_names  # for the test file: what the tool defines
         self.aliases = {}             # name -> module (or HOST) it is bound to
-        self.receivers = set()        # id() of each Name that is the x in x.attr
+        self.classes = {}             # name -> class of an allowed module it is bound to
+        self.receivers = set()        # id() of each Name or Attribute that is the x in x.attr
+        self.statements = set()       # id() of each string that is a whole statement (docstrings)
+        self.str_consts = {}          # top-level NAME = "literal", never reassigned
         self.scope = ["module"]
         self.uses_host = None         # the first node that imports the host module
         self.shown_allowlist = False
@@ -25,14 +32,82 @@ class Walker(ast.NodeVisitor):
 
     def check(self):
         tree = self.src.tree
+        constants = set()  # id() of the targets of top-level NAME = "literal"
+        for st in tree.body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
+                    and isinstance(st.value, ast.Constant) and isinstance(st.value.value, str):
+                name = st.targets[0].id
+                self.str_consts[name] = None if name in self.str_consts else st.value.value
+                constants.add(id(st.targets[0]))
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute)):
                 self.receivers.add(id(node.value))
+            elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                self.statements.add(id(node.value))
+            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in constants:
+                self.str_consts[node.id] = None  # assigned elsewhere too: not a constant
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                for n in node.names:
+                    self.str_consts[n] = None
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 self.check_import(node)
+        self.analyse_reached(tree)
         self.check_top_level(tree.body)
         self.visit(tree)
+        self.check_defined(tree)
+
+    def check_defined(self, tree):
+        """Every name a scope reads must be defined: bound in the file (by an import, def,
+        class, assignment, parameter...) or a built-in. A name bound nowhere would be a
+        NameError, or a value slipped into the module's globals at run time (the way
+        functools.update_wrapper(f, g, updated=("__globals__",)) copies another module's
+        globals, sys included, into the tool's)."""
+        try:
+            top = symtable.symtable("\n".join(self.src.lines) + "\n", self.src.fname, "exec")
+        except SyntaxError as e:
+            return self.src.add(e.lineno or 1, e.offset or 1, "SyntaxError: %s" % e.msg)
+        except (ValueError, RecursionError, MemoryError):
+            return
+        defined = set(dir(builtins))
+        tables = [top]
+        for t in tables:
+            tables.extend(t.get_children())
+            for sym in t.get_symbols():
+                if t is top and (sym.is_assigned() or sym.is_imported() or sym.is_namespace()):
+                    defined.add(sym.get_name())
+                elif sym.is_declared_global() and sym.is_assigned():
+                    defined.add(sym.get_name())
+        loads = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                loads.setdefault(node.id, []).append(node)
+        reported = set()
+        for t in tables:
+            for sym in t.get_symbols():
+                name = sym.get_name()
+                if not sym.is_referenced() or name in defined or name in reported or is_dunder(name):
+                    continue
+                if t is top or sym.is_global():
+                    reported.add(name)
+                    at = [n for n in loads.get(name, ()) if n.lineno >= t.get_lineno()] or loads.get(name) or [tree]
+                    self.refuse(at[0], "%s is not defined: import it, define it in this file, or pass it "
+                                "as a parameter" % name)
+
+    def analyse_reached(self, tree):
+        """Reads the source of every allowed module the file reaches (imports and
+        module.attr chains), so that the reflective methods they define are known before
+        any attribute is checked."""
+        reached = [m for m in self.aliases.values() if isinstance(m, types.ModuleType)]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute):
+                m = self.resolve(node)
+                if isinstance(m, types.ModuleType):
+                    reached.append(m)
+        reached += [sys.modules.get(c.__module__) for c in self.classes.values()]
+        for m in reached:
+            if isinstance(m, types.ModuleType) and allowed_module(m):
+                reflective(m)
 
     def check_top_level(self, body):
         seen = {}
@@ -114,6 +189,8 @@ class Walker(ast.NodeVisitor):
                 value = self.check_module_attr(node, MODULES[mod], mod, a.name)
                 ok_module = isinstance(value, types.ModuleType) and allowed_module(value)
                 self.bind(node, bound, value if ok_module else None)
+                if isinstance(value, type):
+                    self.classes[bound] = value
             else:
                 return self.refuse(node, "from %s import ...: not allowed; tools may import only "
                                    "pure standard-library modules%s" % (mod, self.allowlist_hint()))
@@ -125,8 +202,12 @@ class Walker(ast.NodeVisitor):
             self.refuse(node, "%s: dunder names are not allowed" % where)
         elif attr.startswith("_"):
             self.refuse(node, "%s is private to the standard library" % where)
+        elif attr in reflective(mod).names:
+            self.refuse(node, "%s is not allowed: %s (reflective access); write the attribute "
+                        "access out: obj.name" % (where, reflective(mod).names[attr]))
         elif attr in REFUSED_ATTRIBUTES:
-            self.refuse(node, "%s is not allowed (reflective access)" % where)
+            self.refuse(node, "%s is not allowed: it reaches attributes or code by a name or string "
+                        "(reflective access); write the attribute access out: obj.name" % where)
         else:
             value = getattr(mod, attr, MISSING)
             if value is MISSING:
@@ -181,6 +262,18 @@ class Walker(ast.NodeVisitor):
                     return value
         return None
 
+    def resolve_class(self, node):
+        """The class of an allowed module an expression like json.JSONEncoder names, or None."""
+        if isinstance(node, ast.Name):
+            return self.classes.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            if isinstance(base, types.ModuleType):
+                value = getattr(base, node.attr, None)
+                if isinstance(value, type):
+                    return value
+        return None
+
     def visit_Attribute(self, node):
         attr = node.attr
         if self.check_ident(node, attr, "attribute"):
@@ -189,13 +282,72 @@ class Walker(ast.NodeVisitor):
                 if attr not in HOST_FUNCTIONS or not isinstance(node.ctx, ast.Load):
                     self.refuse(node, "%s provides only %s" % (HOST_MODULE, ", ".join(HOST_FUNCTIONS)))
             elif base is not None:
-                dotted = ast.unparse(node.value)
+                dotted = dotted_name(node.value)
                 if not isinstance(node.ctx, ast.Load):
                     self.refuse(node, "%s.%s: module attributes cannot be assigned or deleted" % (dotted, attr))
                 else:
-                    self.check_module_attr(node, base, dotted, attr)
-            elif attr in REFUSED_ATTRIBUTES:
+                    value = self.check_module_attr(node, base, dotted, attr)
+                    if isinstance(value, types.ModuleType) and id(node) not in self.receivers:
+                        self.refuse(node, "the module %s.%s can only be used as %s.%s.name: it cannot be "
+                                    "passed, stored or returned" % (dotted, attr, dotted, attr))
+            elif attr in REFUSED_ATTRIBUTES or attr in REFLECTIVE_METHOD_NAMES:
                 self.refuse(node, ".%s is not allowed (frame, code or reflective access)" % attr)
+            else:
+                if attr in ("format", "format_map") and isinstance(node.ctx, ast.Load):
+                    self.check_format(node)
+                self.check_unbound_method(node)
+        self.generic_visit(node)
+
+    def check_unbound_method(self, node):
+        """json.JSONEncoder.default(x, o): a Python method called on its class takes any
+        object as self, which turns the method's self.attr into a reflective helper."""
+        cls = self.resolve_class(node.value)
+        if cls is None:
+            return
+        for k in cls.__mro__:
+            if node.attr in vars(k):
+                if isinstance(vars(k)[node.attr], types.FunctionType):
+                    name = dotted_name(node.value)
+                    self.refuse(node, "%s.%s is a method: call it on an instance (%s(...).%s) or use "
+                                "super(); on the class it takes any object as self" % (
+                                    name, node.attr, name, node.attr))
+                return
+
+    def check_format(self, node):
+        """"...".format(...) only on a string literal (or a top-level constant) whose
+        fields name no attribute or item: "{0.__globals__}" reads attributes."""
+        recv = node.value
+        if isinstance(recv, ast.Name) and self.str_consts.get(recv.id) is not None:
+            text = self.str_consts[recv.id]
+        elif isinstance(recv, ast.Constant) and isinstance(recv.value, str):
+            text = recv.value
+        else:
+            return self.refuse(node, ".%s is only allowed on a string literal, like \"{} of {}\".%s(a, b), "
+                               "or use an f-string: a format string built at run time can read attributes "
+                               "(\"{0.__globals__}\")" % (node.attr, node.attr))
+        why = format_fields_problem(text)
+        if why:
+            self.refuse(node, why)
+
+    def visit_Constant(self, node):
+        if id(node) in self.statements or not isinstance(node.value, (str, bytes)):
+            return
+        text = node.value if isinstance(node.value, str) else node.value.decode("latin-1")
+        shown = repr(node.value if len(node.value) <= 40 else node.value[:40])
+        if "__" in text:
+            self.refuse(node, "%s: a string may not contain \"__\" (two underscores): strings can "
+                        "name interpreter internals like __globals__" % shown)
+        else:
+            m = REFUSED_WORDS_RE.search(text)
+            if m:
+                self.refuse(node, "%s: a string may not name the interpreter attribute %s" % (shown, m.group(1)))
+
+    def visit_Call(self, node):
+        f = node.func
+        if isinstance(f, ast.Name) and f.id == "type" and (
+                len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred)):
+            self.refuse(node, "type() is allowed only as type(x), to get x's class; "
+                        "type(name, bases, dict) builds a class from strings: write a class statement")
         self.generic_visit(node)
 
     def visit_arg(self, node):
@@ -232,7 +384,8 @@ class Walker(ast.NodeVisitor):
 
     def visit_MatchClass(self, node):
         for attr in node.kwd_attrs:  # case C(attr=...) reads obj.attr
-            if self.check_ident(node, attr, "attribute") and attr in REFUSED_ATTRIBUTES:
+            if self.check_ident(node, attr, "attribute") and (
+                    attr in REFUSED_ATTRIBUTES or attr in REFLECTIVE_METHOD_NAMES):
                 self.refuse(node, ".%s is not allowed (frame, code or reflective access)" % attr)
         self.generic_visit(node)
 
@@ -331,6 +484,34 @@ class Walker(ast.NodeVisitor):
             return self.visit(inner)
         self.refuse(node, "annotations and bases are evaluated at import: write a type (int, "
                     "list[str], X | None), not %s" % describe_expr(node))
+
+
+def dotted_name(node):
+    """json.decoder for the expression json.decoder (ast.unparse is Python 3.9+)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return dotted_name(node.value) + "." + node.attr
+    return "(...)"
+
+
+def format_fields_problem(text, depth=0):
+    """Why a literal format string may not be used with .format, or None."""
+    try:
+        parsed = list(FORMATTER.parse(text))
+    except (ValueError, TypeError) as e:
+        return "%r is not a valid format string: %s" % (text[:40], e)
+    for _, field, spec, _ in parsed:
+        if field and ("." in field or "[" in field):
+            return ("format field {%s} reads an attribute or an item; format the value itself, "
+                    "like \"{}\".format(obj.name) or an f-string" % field)
+        if spec and field is not None:
+            if depth >= 2:
+                return "format fields nested more than two deep are not valid"
+            why = format_fields_problem(spec, depth + 1)
+            if why:
+                return why
+    return None
 
 
 def is_docstring(st):
