@@ -368,7 +368,7 @@ func TestDoctor(t *testing.T) {
 	}
 	// Each layer of the boundary is reported, and the disk floor.
 	for _, want := range []string{"sandbox: socket-families", "sandbox: fds-closed", "sandbox: helper-hidden",
-		"sandbox: helper-signals", "commands are stopped below 512MiB (sandbox.min_free_disk)"} {
+		"sandbox: helper-signals", "commands are stopped below 512MiB (sandbox.min_free_disk)", "python "} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("doctor does not report %q:\n%s", want, stdout)
 		}

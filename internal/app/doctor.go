@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/core/store"
 	"github.com/shelldon/shelldon/internal/sandbox"
+	"github.com/shelldon/shelldon/internal/selfcode/pytool"
 	"github.com/shelldon/shelldon/internal/transport/telegram"
 )
 
@@ -47,6 +49,7 @@ func (e cmdEnv) doctorCmd() *cobra.Command {
 			d.checkProviders(cmd.Context(), cfg)
 			d.checkSandbox(cmd.Context(), cfg)
 			d.checkDisk(cfg)
+			d.checkPython(cmd.Context())
 			d.checkTelegram(cmd.Context(), cfg)
 			if d.failed > 0 {
 				return exitError{code: exitFail, msg: fmt.Sprintf("%d check(s) failed", d.failed)}
@@ -207,6 +210,34 @@ func (d *doctor) checkDisk(cfg *config.Config) {
 		d.ok("disk", fmt.Sprintf("%s has %s free; commands are stopped below %s (sandbox.min_free_disk)",
 			cfg.Workspace, roughly(free), cfg.Sandbox.MinFreeDisk))
 	}
+}
+
+// checkPython reports whether self-coded tools may be written in Python, and
+// with which guards: the static checker, and the run-time audit hook inside
+// the sandboxed process.
+func (d *doctor) checkPython(ctx context.Context) {
+	// The python3 of the sandbox's PATH, which is what a tool runs with.
+	python, err := "", exec.ErrNotFound
+	for _, kv := range sandbox.Env() {
+		if path, ok := strings.CutPrefix(kv, "PATH="); ok {
+			for _, dir := range filepath.SplitList(path) {
+				if fi, serr := os.Stat(filepath.Join(dir, "python3")); serr == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+					python, err = filepath.Join(dir, "python3"), nil
+					break
+				}
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(d.w, "- %-10s python3 is not installed: self-coded tools are written in Starlark only\n", "python")
+		return
+	}
+	version, err := pytool.Probe(ctx, python)
+	if err != nil {
+		d.fail("python", err.Error())
+		return
+	}
+	d.ok("python", fmt.Sprintf("%s %s: tools are checked before the gate and guarded at run time (audit hook), inside the sandbox", python, version))
 }
 
 // roughly is n bytes in whole GiB, or whole MiB below 1 GiB.
