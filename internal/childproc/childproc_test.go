@@ -14,6 +14,9 @@ func TestMain(m *testing.M) {
 	if IsChild(os.Args) {
 		Main()
 	}
+	if len(os.Args) > 1 && os.Args[1] == "confine-probe" {
+		confineProbe()
+	}
 	code := m.Run()
 	testbin.Cleanup()
 	os.Exit(code)

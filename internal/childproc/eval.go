@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/shelldon/shelldon/internal/sandbox/seccomp"
 	"github.com/shelldon/shelldon/internal/worker/builtin"
 )
 
@@ -35,6 +36,9 @@ func runEval(stdin io.Reader, stdout io.Writer) error {
 		}
 		debug.SetMemoryLimit(EvalMemory * 3 / 4)
 	}
+	if err := confine(); err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
 	code, err := io.ReadAll(io.LimitReader(stdin, 64<<10))
 	if err != nil {
 		return fmt.Errorf("eval: read code: %w", err)
@@ -47,6 +51,23 @@ func runEval(stdin io.Reader, stdout io.Writer) error {
 		rep.Error = err.Error()
 	}
 	return json.NewEncoder(stdout).Encode(rep)
+}
+
+// confine gives the eval child no capability from the kernel that the
+// expression could use if it ever got past Starlark's hermetic interpreter:
+// the sandbox's seccomp filter, with no network sockets (only AF_UNIX), no
+// namespaces or mounts, no ptrace. It runs in the worker's own sandbox,
+// which keeps the network for http_get; this takes it away again. On a
+// kernel without seccomp (a degraded sandbox the owner allowed) it does
+// nothing more.
+func confine() error {
+	if seccomp.Supported() != nil {
+		return nil
+	}
+	if err := seccomp.Install(seccomp.Options{}); err != nil {
+		return fmt.Errorf("confine: %w", err)
+	}
+	return nil
 }
 
 // evalInChild runs one eval expression in a child process of this binary.
