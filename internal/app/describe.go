@@ -30,7 +30,7 @@ func (d describer) describe(ctx context.Context, call contracts.ToolCall) []stri
 	}
 	str := func(k string) string { s, _ := args[k].(string); return s }
 	switch call.Name {
-	case "write_file":
+	case contracts.ToolWriteFile:
 		lines := []string{fmt.Sprintf("Content size: %d bytes", len(str("content")))}
 		root, err := workspace.Open(d.workspace)
 		if err != nil {
@@ -42,7 +42,7 @@ func (d describer) describe(ctx context.Context, call contracts.ToolCall) []stri
 			return append(lines, "Would be refused: "+err.Error())
 		}
 		return append(lines, "Resolved path: "+filepath.Join(d.workspace, rel))
-	case "http_get":
+	case contracts.ToolHTTPGet:
 		t, err := netguard.Describe(ctx, str("url"), nil)
 		if t.URL == "" {
 			return []string{"Would be refused: " + errString(err)}
@@ -57,13 +57,13 @@ func (d describer) describe(ctx context.Context, call contracts.ToolCall) []stri
 			lines = append(lines, "Would be refused at connect: "+b)
 		}
 		return lines
-	case "git":
+	case contracts.ToolGit:
 		argv, err := risky.GitArgv(str("args"))
 		if err != nil {
 			return []string{"Would be refused: " + err.Error()}
 		}
 		return []string{"Runs exactly: " + argv, "In the sandbox, in " + d.workspace + ", with hooks, pagers, editors and external programs disabled"}
-	case "update_config":
+	case contracts.ToolUpdateConfig:
 		changes, _ := args["changes"].(map[string]any)
 		o, err := config.PrepareOverlay(d.home, d.environ, changes)
 		if err != nil {
@@ -74,7 +74,7 @@ func (d describer) describe(ctx context.Context, call contracts.ToolCall) []stri
 			return []string{"Changes nothing in the effective config"}
 		}
 		return append([]string{"Changes to the effective config (written to config.local.yaml, applied from the next turn):"}, diff...)
-	case "run_shell":
+	case contracts.ToolRunShell:
 		return []string{
 			"Runs: /bin/sh -c <command>, in the sandbox (no network, only the workspace writable)",
 			"Working directory: " + d.workspace,

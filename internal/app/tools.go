@@ -32,16 +32,16 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 		}
 	}
 	list := &cobra.Command{
-		Use: "list", Short: "List every tool with its tier, source and state", Args: cobra.NoArgs,
+		Use: "list", Short: "List every tool with its tier, where it runs, its source and state", Args: cobra.NoArgs,
 		RunE: withCore(func(ctx context.Context, a *App, _ []string) error {
 			tools, err := a.Core.Tools(ctx)
 			if err != nil {
 				return err
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tTIER\tSOURCE\tSTATE\tVERSION\tLANGUAGE\tSTRIKES")
+			fmt.Fprintln(tw, "NAME\tTIER\tRUNS\tSOURCE\tSTATE\tVERSION\tLANGUAGE\tSTRIKES")
 			for _, t := range tools {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Tier, t.Source, t.State,
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Tier, t.Runs, t.Source, t.State,
 					dash(t.Version), orDash(t.Language), dash(t.Strikes))
 			}
 			return tw.Flush()

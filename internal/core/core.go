@@ -379,7 +379,7 @@ func (c *Core) toolEvent(ctx context.Context, job contracts.Job, te contracts.To
 // arguments, and they apply once.
 func (c *Core) configure(ctx context.Context, job contracts.Job, changes json.RawMessage, done *bool) ([]string, error) {
 	r := job.Resume
-	if r == nil || !r.Approved || r.Call.Name != "update_config" || *done {
+	if r == nil || !r.Approved || r.Call.Name != contracts.ToolUpdateConfig || *done {
 		return nil, errors.New("update_config runs only as the call the owner approved")
 	}
 	got, err := contracts.CanonicalArgs(`{"changes":` + string(changes) + `}`)
@@ -394,7 +394,7 @@ func (c *Core) configure(ctx context.Context, job contracts.Job, changes json.Ra
 	if err != nil {
 		return nil, err
 	}
-	c.audit(ctx, job.Chat, job.Turn, "config_changed", "update_config", string(changes), strings.Join(diff, "; "), true, 0)
+	c.audit(ctx, job.Chat, job.Turn, "config_changed", contracts.ToolUpdateConfig, string(changes), strings.Join(diff, "; "), true, 0)
 	return diff, nil
 }
 

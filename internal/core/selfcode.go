@@ -242,31 +242,37 @@ func (n *notes) take(turn int64) string {
 	return out
 }
 
-// ToolView is a tool as the owner's commands and GET /api/tools show it.
+// ToolView is a tool as the owner's commands, GET /api/tools and
+// Telegram's /tools show it.
 type ToolView struct {
 	Name     string `json:"name"`
 	Tier     string `json:"tier"`
+	Runs     string `json:"runs"`   // where it runs: see contracts.Runs
 	Source   string `json:"source"` // "builtin" or "self"
 	State    string `json:"state"`
 	Version  int    `json:"version,omitempty"`
 	Language string `json:"language,omitempty"`
 	Hash     string `json:"hash,omitempty"`
 	Strikes  int    `json:"strikes,omitempty"`
+	Summary  string `json:"summary,omitempty"` // a built-in's one line
 }
 
-// BuiltinTools are the built-in tools and their tiers (DESIGN section 3).
-var BuiltinTools = []ToolView{
-	{Name: "get_time", Tier: "free"}, {Name: "read_file", Tier: "free"}, {Name: "list_dir", Tier: "free"},
-	{Name: "eval", Tier: "free"}, {Name: "about", Tier: "free"}, {Name: "propose_tool", Tier: "free"},
-	{Name: "write_file", Tier: "risky"}, {Name: "run_shell", Tier: "risky"}, {Name: "http_get", Tier: "risky"}, {Name: "git", Tier: "risky"},
-}
+// The sources of a ToolView.
+const (
+	SourceBuiltin = "builtin"
+	SourceSelf    = "self"
+)
 
-// Tools lists the built-in tools and every self-coded one with its state.
+// Tools lists every built-in tool of the catalogue (contracts.BuiltinTools),
+// in its order, then every self-coded one with its state: the one list the
+// owner's commands, the API and Telegram show. A self-coded tool is FREE
+// and each call runs in a sandbox of its own.
 func (c *Core) Tools(ctx context.Context) ([]ToolView, error) {
-	out := make([]ToolView, 0, len(BuiltinTools))
-	for _, b := range BuiltinTools {
-		b.Source, b.State = "builtin", "live"
-		out = append(out, b)
+	builtins := contracts.BuiltinTools()
+	out := make([]ToolView, 0, len(builtins))
+	for _, b := range builtins {
+		out = append(out, ToolView{Name: b.Name, Tier: string(b.Tier), Runs: string(b.Runs),
+			Source: SourceBuiltin, State: selfcode.StateLive, Summary: b.Summary})
 	}
 	if c.opts.Tools == nil {
 		return out, nil
@@ -278,8 +284,8 @@ func (c *Core) Tools(ctx context.Context) ([]ToolView, error) {
 		}
 		for _, m := range list {
 			n, _ := c.opts.Store.Strikes(ctx, m.Name, m.Version)
-			out = append(out, ToolView{Name: m.Name, Tier: "free", Source: "self", State: state, Version: m.Version,
-				Language: m.Language, Hash: m.Hash, Strikes: n})
+			out = append(out, ToolView{Name: m.Name, Tier: string(contracts.TierFree), Runs: string(contracts.RunsSandbox),
+				Source: SourceSelf, State: state, Version: m.Version, Language: m.Language, Hash: m.Hash, Strikes: n})
 		}
 	}
 	return out, nil

@@ -26,6 +26,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/shelldon/shelldon/internal/contracts"
 )
 
 // Languages a tool may be written in.
@@ -92,14 +94,15 @@ func Hash(language, code, test string) string {
 
 var identRe = regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`)
 
-// reserved are names a self-coded tool may not take: the built-in tools and
-// the words of both languages.
+// reserved are names a self-coded tool may not take: the built-in tools of
+// the catalogue (contracts.BuiltinTools) and the words of both languages.
 var reserved = map[string]bool{}
 
 func init() {
-	for _, w := range strings.Fields(`get_time read_file list_dir eval propose_tool write_file run_shell http_get git
-		list_skills use_skill create_skill update_skill update_config about
-		and as assert async await break class continue def del elif else except false finally for from global if
+	for _, b := range contracts.BuiltinTools() {
+		reserved[b.Name] = true
+	}
+	for _, w := range strings.Fields(`and as assert async await break class continue def del elif else except false finally for from global if
 		import in is lambda load none nonlocal not or pass raise return true try while with yield match case type
 		print len str int float bool list dict set tuple range min max sum sorted reversed enumerate zip map filter
 		any all abs round repr hash id open exec eval compile input object super fail struct json math http`) {

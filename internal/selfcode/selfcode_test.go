@@ -4,7 +4,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/shelldon/shelldon/internal/contracts"
 )
 
 const code1 = `DESCRIPTION = "v1"
@@ -35,6 +38,20 @@ func TestNormalize(t *testing.T) {
 		"ünïcode", "x\u202ey", "a;b", "propose_tool", "http", string(make([]byte, 60))} {
 		if got, err := Normalize(bad); !errors.Is(err, ErrBadName) {
 			t.Errorf("Normalize(%q) = %q, %v; want ErrBadName", bad, got, err)
+		}
+	}
+}
+
+// TestBuiltinNamesAreReserved: no self-coded tool takes the name of a
+// built-in of the catalogue, in any spelling Normalize folds to it.
+func TestBuiltinNamesAreReserved(t *testing.T) {
+	t.Parallel()
+	for _, b := range contracts.BuiltinTools() {
+		for _, spelling := range []string{b.Name, strings.ToUpper(b.Name), strings.ReplaceAll(b.Name, "_", "-"),
+			" " + strings.ReplaceAll(b.Name, "_", " ") + " "} {
+			if got, err := Normalize(spelling); !errors.Is(err, ErrBadName) {
+				t.Errorf("Normalize(%q) = %q, %v; %s is a built-in", spelling, got, err, b.Name)
+			}
 		}
 	}
 }

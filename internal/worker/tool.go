@@ -96,6 +96,17 @@ func NewTool[In any](name, description string, tier contracts.Tier, fn func(cont
 	}, nil
 }
 
+// NewBuiltin builds the built-in tool called name, as NewTool does, with the
+// tier the catalogue gives it (contracts.BuiltinTools). A name the
+// catalogue lacks is an error: every built-in is catalogued.
+func NewBuiltin[In any](name, description string, fn func(context.Context, In) (string, error)) (*Tool, error) {
+	b, ok := contracts.Builtin(name)
+	if !ok {
+		return nil, fmt.Errorf("tool %s: not in the catalogue of built-in tools", name)
+	}
+	return NewTool(name, description, b.Tier, fn)
+}
+
 // Registry holds the tools of a turn by name. It refuses duplicate names.
 type Registry struct {
 	tools map[string]*Tool

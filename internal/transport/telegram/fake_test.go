@@ -276,7 +276,10 @@ type fakeCore struct {
 
 func newFakeCore() *fakeCore {
 	return &fakeCore{executed: map[string]int{}, expired: map[string]bool{},
-		tools: []core.ToolView{{Name: "write_file", Tier: "risky", Source: "builtin", State: "live"}}}
+		tools: []core.ToolView{
+			{Name: "write_file", Tier: "risky", Runs: "worker", Source: "builtin", State: "live"},
+			{Name: "word_count", Tier: "free", Runs: "sandbox", Source: "self", State: "quarantined", Version: 3, Strikes: 2},
+		}}
 }
 
 func (c *fakeCore) Send(ctx context.Context, chat, text string, _ core.Events) (core.Outcome, error) {

@@ -17,7 +17,7 @@ import (
 var commands = []botCommand{
 	{"start", "Greeting and your Telegram user id"},
 	{"help", "What shelldon understands here"},
-	{"tools", "The tools and their state"},
+	{"tools", "The tools: tier, where each runs, state"},
 	{"pending", "The requests waiting for your decision"},
 	{"audit", "The last 10 entries of the audit trail"},
 	{"status", "How shelldon is doing"},
@@ -27,7 +27,7 @@ var commands = []botCommand{
 const helpText = `Write to me and I answer; I may use tools on the way.
 Anything that changes the world (writing a file, running a command, fetching a URL, git, a new tool of my own) waits for your tap on Approve or Deny.
 
-/tools — the tools and their state
+/tools — the tools: tier, where each runs, state
 /pending — the requests waiting for you
 /audit — the last 10 entries of the audit trail
 /status — how shelldon is doing
@@ -141,7 +141,7 @@ func (b *Bot) toolsText(ctx context.Context) string {
 	var s strings.Builder
 	s.WriteString("Tools:\n```\n")
 	for _, t := range list {
-		line := fmt.Sprintf("%-14s %-5s %-7s %s", t.Name, t.Tier, t.Source, t.State)
+		line := fmt.Sprintf("%-13s %-5s %-7s %-7s %s", t.Name, t.Tier, t.Runs, t.Source, t.State)
 		if t.Version > 0 {
 			line += fmt.Sprintf(" v%d", t.Version)
 		}

@@ -422,7 +422,7 @@ func TestCommands(t *testing.T) {
 	cases := []struct{ cmd, want string }{
 		{"/start", "<code>42</code>"},
 		{"/help@shelldon_bot", "/pending"},
-		{"/tools", "write_file"},
+		{"/tools", "write_file risky worker builtin live\nword_count free sandbox self quarantined v3 (2 strikes)"},
 		{"/audit", "printed &lt;b&gt;x&lt;/b&gt; &amp; &lt;script&gt;"},
 		{"/status", "<pre>all good &lt;ok&gt;</pre>"},
 		{"/cancel", "Nothing is running"},

@@ -17,7 +17,7 @@ var aboutText string
 var aboutDescription string
 
 type aboutArgs struct {
-	Topic string `json:"topic,omitempty" jsonschema:"one of: providers, approvals, sandbox, files, gate, quarantine, skills, telegram; empty lists them"`
+	Topic string `json:"topic,omitempty" jsonschema:"one of: providers, approvals, sandbox, files, gate, quarantine, skills, telegram, tools; empty lists them"`
 }
 
 // aboutSections are the self-knowledge document's sections, by topic.
@@ -35,7 +35,7 @@ func aboutSections() (map[string]string, []string) {
 
 func aboutTool(Env) (*worker.Tool, error) {
 	sections, order := aboutSections()
-	return worker.NewTool("about", aboutDescription, contracts.TierFree,
+	return worker.NewBuiltin(contracts.ToolAbout, aboutDescription,
 		func(_ context.Context, in aboutArgs) (string, error) {
 			topic := strings.ToLower(strings.TrimSpace(in.Topic))
 			if topic == "" {

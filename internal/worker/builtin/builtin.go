@@ -1,7 +1,8 @@
 // Package builtin holds the FREE built-in tools of DESIGN section 3:
-// get_time, read_file, list_dir and eval. Their names and parameter names
-// are a contract. Each tool's description for the model is the .md file
-// beside its .go file.
+// get_time, read_file, list_dir and eval, and about. Their names, tiers and
+// parameter names are a contract, kept in the catalogue
+// (contracts.BuiltinTools). Each tool's description for the model is the .md
+// file beside its .go file.
 //
 // Invariant: the file tools reach the file system only through a
 // workspace.Root, so every path the model names is jailed beneath the
@@ -37,7 +38,7 @@ type Env struct {
 	Eval func(ctx context.Context, code string) (string, error)
 }
 
-// Register adds get_time, read_file, list_dir and eval to reg.
+// Register adds get_time, read_file, list_dir, eval and about to reg.
 func Register(reg *worker.Registry, env Env) error {
 	if env.Workspace == nil {
 		return fmt.Errorf("builtin: no workspace")

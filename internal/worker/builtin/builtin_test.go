@@ -349,7 +349,7 @@ func TestAbout(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := map[string]string{
-		``:                                 "Topics: providers, approvals, sandbox, files, gate, quarantine, skills, telegram",
+		``:                                 "Topics: providers, approvals, sandbox, files, gate, quarantine, skills, telegram, tools",
 		`{"topic":"providers"}`:            "fallback",
 		`{"topic":"Telegram"}`:             "@BotFather",
 		`{"topic":"quarantine"}`:           "shelldon tools restore",

@@ -47,7 +47,7 @@ func evalTool(lim evalLimits, run func(ctx context.Context, code string) (string
 	if run == nil {
 		run = func(ctx context.Context, code string) (string, error) { return evalExpr(ctx, lim, code) }
 	}
-	return worker.NewTool("eval", evalDescription, contracts.TierFree,
+	return worker.NewBuiltin(contracts.ToolEval, evalDescription,
 		func(ctx context.Context, in evalArgs) (string, error) {
 			return run(ctx, in.Code)
 		})

@@ -17,7 +17,7 @@ var getTimeDescription string
 type getTimeArgs struct{}
 
 func getTimeTool(env Env) (*worker.Tool, error) {
-	return worker.NewTool("get_time", getTimeDescription, contracts.TierFree,
+	return worker.NewBuiltin(contracts.ToolGetTime, getTimeDescription,
 		func(_ context.Context, _ getTimeArgs) (string, error) {
 			return formatTime(env.Now(), env.Location), nil
 		})

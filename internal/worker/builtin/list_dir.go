@@ -25,7 +25,7 @@ type listDirArgs struct {
 
 func listDirTool(env Env) (*worker.Tool, error) {
 	ws := env.Workspace
-	return worker.NewTool("list_dir", listDirDescription, contracts.TierFree,
+	return worker.NewBuiltin(contracts.ToolListDir, listDirDescription,
 		func(_ context.Context, in listDirArgs) (string, error) {
 			dir := in.Path
 			if dir == "" {

@@ -28,7 +28,7 @@ type readFileArgs struct {
 
 func readFileTool(env Env) (*worker.Tool, error) {
 	ws := env.Workspace
-	return worker.NewTool("read_file", readFileDescription, contracts.TierFree,
+	return worker.NewBuiltin(contracts.ToolReadFile, readFileDescription,
 		func(_ context.Context, in readFileArgs) (string, error) {
 			data, size, err := ws.ReadFile(in.Path, readFileMax)
 			if err != nil {

@@ -48,7 +48,7 @@ func GitArgv(args string) (string, error) {
 }
 
 func gitTool(env Env) (*worker.Tool, error) {
-	t, err := worker.NewTool("git", gitDescription, contracts.TierRisky,
+	t, err := worker.NewBuiltin(contracts.ToolGit, gitDescription,
 		func(ctx context.Context, in gitArgs) (string, error) {
 			cmd, err := parseGit(in.Args)
 			if err != nil {

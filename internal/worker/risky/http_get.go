@@ -27,7 +27,7 @@ func httpGetTool(env Env) (*worker.Tool, error) {
 	if client == nil {
 		client = netguard.NewClient(netguard.Options{MaxBytes: maxBody})
 	}
-	t, err := worker.NewTool("http_get", httpGetDescription, contracts.TierRisky,
+	t, err := worker.NewBuiltin(contracts.ToolHTTPGet, httpGetDescription,
 		func(ctx context.Context, in httpGetArgs) (string, error) {
 			res, err := client.Get(ctx, in.URL)
 			if err != nil {

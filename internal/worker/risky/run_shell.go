@@ -34,7 +34,7 @@ func checkCommand(cmd string) error {
 }
 
 func runShellTool(env Env) (*worker.Tool, error) {
-	t, err := worker.NewTool("run_shell", runShellDescription, contracts.TierRisky,
+	t, err := worker.NewBuiltin(contracts.ToolRunShell, runShellDescription,
 		func(ctx context.Context, in runShellArgs) (string, error) {
 			if err := checkCommand(in.Command); err != nil {
 				return "", err

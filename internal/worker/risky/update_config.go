@@ -26,7 +26,7 @@ type updateConfigArgs struct {
 }
 
 func updateConfigTool(env Env) (*worker.Tool, error) {
-	t, err := worker.NewTool("update_config", updateConfigDescription, contracts.TierRisky,
+	t, err := worker.NewBuiltin(contracts.ToolUpdateConfig, updateConfigDescription,
 		func(ctx context.Context, in updateConfigArgs) (string, error) {
 			if err := contracts.CheckAgentConfig(in.Changes); err != nil {
 				return "", fmt.Errorf("update_config: %w", err)

@@ -29,7 +29,7 @@ func writeFileTool(env Env) (*worker.Tool, error) {
 		}
 		return nil
 	}
-	t, err := worker.NewTool("write_file", writeFileDescription, contracts.TierRisky,
+	t, err := worker.NewBuiltin(contracts.ToolWriteFile, writeFileDescription,
 		func(ctx context.Context, in writeFileArgs) (string, error) {
 			if err := check(in); err != nil {
 				return "", err

@@ -22,7 +22,7 @@ type proposeArgs struct {
 }
 
 func proposeTool(env Env) (*worker.Tool, error) {
-	return worker.NewTool("propose_tool", proposeDescription, contracts.TierFree,
+	return worker.NewBuiltin(contracts.ToolProposeTool, proposeDescription,
 		func(ctx context.Context, in proposeArgs) (string, error) {
 			name, err := selfcode.Normalize(in.Name)
 			if err != nil {

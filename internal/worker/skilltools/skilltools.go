@@ -42,28 +42,28 @@ type writeArgs struct {
 
 // Register adds the four skills tools to reg.
 func Register(reg *worker.Registry, d Daemon) error {
-	list, err := worker.NewTool("list_skills", listDescription, contracts.TierFree,
+	list, err := worker.NewBuiltin(contracts.ToolListSkills, listDescription,
 		func(ctx context.Context, _ struct{}) (string, error) {
 			return d.Skill(ctx, contracts.SkillRequest{Op: "list"})
 		})
 	if err != nil {
 		return err
 	}
-	use, err := worker.NewTool("use_skill", useDescription, contracts.TierFree,
+	use, err := worker.NewBuiltin(contracts.ToolUseSkill, useDescription,
 		func(ctx context.Context, in nameArgs) (string, error) {
 			return d.Skill(ctx, contracts.SkillRequest{Op: "use", Name: in.Name})
 		})
 	if err != nil {
 		return err
 	}
-	create, err := worker.NewTool("create_skill", createDescription, contracts.TierFree,
+	create, err := worker.NewBuiltin(contracts.ToolCreateSkill, createDescription,
 		func(ctx context.Context, in writeArgs) (string, error) {
 			return d.Skill(ctx, contracts.SkillRequest{Op: "create", Name: in.Name, Description: in.Description, Body: in.Body})
 		})
 	if err != nil {
 		return err
 	}
-	update, err := worker.NewTool("update_skill", updateDescription, contracts.TierFree,
+	update, err := worker.NewBuiltin(contracts.ToolUpdateSkill, updateDescription,
 		func(ctx context.Context, in writeArgs) (string, error) {
 			return d.Skill(ctx, contracts.SkillRequest{Op: "update", Name: in.Name, Description: in.Description, Body: in.Body})
 		})

@@ -1,0 +1,100 @@
+package contracts
+
+// The names of the built-in tools (DESIGN section 3). A name is spelled
+// here once; the worker's registry, the owner's lists, the reserved names
+// of self-coded tools and the docs all take it from here.
+const (
+	ToolGetTime      = "get_time"
+	ToolReadFile     = "read_file"
+	ToolListDir      = "list_dir"
+	ToolEval         = "eval"
+	ToolAbout        = "about"
+	ToolProposeTool  = "propose_tool"
+	ToolListSkills   = "list_skills"
+	ToolUseSkill     = "use_skill"
+	ToolCreateSkill  = "create_skill"
+	ToolUpdateSkill  = "update_skill"
+	ToolWriteFile    = "write_file"
+	ToolRunShell     = "run_shell"
+	ToolHTTPGet      = "http_get"
+	ToolGit          = "git"
+	ToolUpdateConfig = "update_config"
+)
+
+// Runs says where a tool's work is done.
+type Runs string
+
+// Where a tool runs. The worker is itself sandboxed; RunsSandbox means a
+// sandbox of the call's own, for code shelldon did not write.
+const (
+	RunsWorker  Runs = "worker"  // in the worker's process
+	RunsChild   Runs = "child"   // in a memory-limited child of the worker, without its network
+	RunsSandbox Runs = "sandbox" // in a fresh sandbox of its own (namespaces, seccomp, no network)
+	RunsDaemon  Runs = "daemon"  // a request the worker makes of the daemon
+)
+
+// BuiltinTool is one entry of the catalogue of built-in tools.
+type BuiltinTool struct {
+	Name    string
+	Tier    Tier
+	Runs    Runs
+	Summary string   // one line, for the owner's lists and the README
+	Params  []string // the parameter names, in the order the docs show them
+	// DescriptionFile is the model's description of the tool: the .md file
+	// beside its Go code, embedded there, relative to the module's root.
+	DescriptionFile string
+}
+
+// BuiltinTools returns the catalogue of the built-in tools, FREE ones
+// first, in the order the owner's lists show them. Each call returns a
+// fresh copy.
+func BuiltinTools() []BuiltinTool {
+	const (
+		builtin = "internal/worker/builtin/"
+		risky   = "internal/worker/risky/"
+		self    = "internal/worker/selftools/"
+		skills  = "internal/worker/skilltools/"
+	)
+	return []BuiltinTool{
+		{ToolGetTime, TierFree, RunsWorker, "the current local time and UTC",
+			nil, builtin + "get_time.md"},
+		{ToolReadFile, TierFree, RunsWorker, "a text file in the workspace (first 64 KiB)",
+			[]string{"path"}, builtin + "read_file.md"},
+		{ToolListDir, TierFree, RunsWorker, "a directory of the workspace (up to 500 entries)",
+			[]string{"path"}, builtin + "list_dir.md"},
+		{ToolEval, TierFree, RunsChild, "one Starlark expression, step-, time- and memory-bounded, no I/O",
+			[]string{"code"}, builtin + "eval.md"},
+		{ToolAbout, TierFree, RunsWorker, "answers questions about shelldon itself",
+			[]string{"topic"}, builtin + "about_tool.md"},
+		{ToolProposeTool, TierFree, RunsSandbox, "write a new tool and its test; the gate runs the test in the sandbox; you approve",
+			[]string{"name", "code", "test", "language"}, self + "propose_tool.md"},
+		{ToolListSkills, TierFree, RunsDaemon, "list the skills: written procedures over the tools",
+			nil, skills + "list_skills.md"},
+		{ToolUseSkill, TierFree, RunsDaemon, "load a skill's procedure into the conversation",
+			[]string{"name"}, skills + "use_skill.md"},
+		{ToolCreateSkill, TierFree, RunsDaemon, "write a new skill",
+			[]string{"name", "description", "body"}, skills + "create_skill.md"},
+		{ToolUpdateSkill, TierFree, RunsDaemon, "rewrite a skill (the previous version is kept)",
+			[]string{"name", "description", "body"}, skills + "update_skill.md"},
+		{ToolWriteFile, TierRisky, RunsWorker, "write a text file in the workspace (atomic, at most 64 KiB)",
+			[]string{"path", "content"}, risky + "write_file.md"},
+		{ToolRunShell, TierRisky, RunsSandbox, "run `/bin/sh -c command` in the sandbox, in the workspace, without network",
+			[]string{"command"}, risky + "run_shell.md"},
+		{ToolHTTPGet, TierRisky, RunsWorker, "fetch a public http(s) URL (never the local network)",
+			[]string{"url"}, risky + "http_get.md"},
+		{ToolGit, TierRisky, RunsSandbox, "local git in the workspace: one string, split without a shell, checked option by option",
+			[]string{"args"}, risky + "git.md"},
+		{ToolUpdateConfig, TierRisky, RunsDaemon, "change the provider, model, limits...; you see the diff and approve",
+			[]string{"changes"}, risky + "update_config.md"},
+	}
+}
+
+// Builtin returns the catalogue's entry for name, and whether there is one.
+func Builtin(name string) (BuiltinTool, bool) {
+	for _, t := range BuiltinTools() {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return BuiltinTool{}, false
+}
