@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 )
 
 // FuzzCheckURL: never panics; an accepted URL is http(s) with an ASCII host,
@@ -57,24 +59,31 @@ func FuzzCheckURL(f *testing.F) {
 	})
 }
 
-// FuzzPunycode: decoding what we encode gives the input back, and decoding
-// never panics.
+// FuzzPunycode: toASCIILabel never panics; a label it accepts becomes a
+// lower-case ASCII label that it maps to itself, and an xn-- result decodes
+// back to the lower-cased input.
 func FuzzPunycode(f *testing.F) {
-	for _, s := range []string{"b\u00fccher", "ex\u0430mple", "\u4f8b\u5b50", "", "abc", "3b-ww4c5e180e575a65lsy2b"} {
+	for _, s := range []string{"b\u00fccher", "ex\u0430mple", "\u4f8b\u5b50", "", "abc", "3b-ww4c5e180e575a65lsy2b", "xn--bcher-kva", "xn--ls8h"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		punyDecode(s)
-		if !utf8.ValidString(s) {
-			return
-		}
-		enc, err := punyEncode(s)
+		a, err := toASCIILabel(s)
 		if err != nil {
 			return
 		}
-		dec, err := punyDecode(enc)
-		if err != nil || dec != s {
-			t.Fatalf("punycode round trip: %q -> %q -> %q, %v", s, enc, dec, err)
+		for i := 0; i < len(a); i++ {
+			if a[i] >= utf8.RuneSelf || 'A' <= a[i] && a[i] <= 'Z' {
+				t.Fatalf("toASCIILabel(%q) = %q, not lower-case ASCII", s, a)
+			}
+		}
+		if again, err := toASCIILabel(a); err != nil || again != a {
+			t.Fatalf("toASCIILabel is not idempotent: %q -> %q -> %q, %v", s, a, again, err)
+		}
+		if !strings.HasPrefix(a, "xn--") || strings.HasPrefix(strings.ToLower(s), "xn--") {
+			return
+		}
+		if u, err := idna.Punycode.ToUnicode(a); err != nil || u != strings.ToLower(s) {
+			t.Fatalf("punycode round trip: %q -> %q -> %q, %v", s, a, u, err)
 		}
 	})
 }

@@ -6,26 +6,37 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 )
 
-// Host names: a deliberately small IDN mapping, without the Unicode tables
-// of UTS #46 (golang.org/x/net/idna is not a dependency).
+// Host names: netguard's character rule, then golang.org/x/net/idna's
+// Registration profile for the IDNA 2008 checks and the punycode. Each rule
+// only refuses: a name is dialed as written (lower-cased), never mapped to
+// another name, so the host the owner approves is the host fetched.
 //
 //   - ASCII labels are lower-cased and may hold a-z, 0-9, '-' and '_', not
 //     starting or ending with '-'.
 //   - A label with non-ASCII characters is lower-cased (strings.ToLower) and
 //     may then hold only ASCII a-z, 0-9, '-' and Unicode letters
-//     (unicode.IsLetter): no combining marks, non-ASCII digits, symbols,
-//     punctuation, dots other than '.', or full-width forms (U+FF00-U+FFEF,
-//     which browsers would fold into ASCII), nor a character that Go
-//     lower-cases to ASCII (U+0130 İ, the Kelvin sign), where browsers fold
-//     differently. It is encoded with RFC 3492
-//     punycode as xn--.... Without NFC the same name could be written two
-//     ways; refusing combining marks leaves only the precomposed one (this
-//     also refuses scripts that need marks, such as Devanagari: write those
-//     in their xn-- form).
-//   - An xn-- label must decode, re-encode to itself, and decode to a label
-//     the rule above accepts, so each name has one spelling.
+//     (unicode.IsLetter): no combining marks, non-ASCII digits, symbols
+//     (emoji, which x/net/idna lets through), punctuation, dots other than
+//     '.', or full-width forms (U+FF00-U+FFEF), nor a character that Go
+//     lower-cases to ASCII (U+0130 İ, the Kelvin sign). UTS #46 lookup
+//     (idna.Lookup, what browsers do) would instead map full-width letters
+//     to ASCII (a full-width "localhost" becomes localhost), U+3002 to '.',
+//     the Kelvin sign to 'k', and compose "e" + U+0301 into "é": a guard
+//     refuses rather than fetch a name other than the one written. Refusing
+//     combining marks also refuses scripts that need them, such as
+//     Devanagari: write those in their xn-- form.
+//   - The label must then pass idna.Registration, which maps nothing and
+//     refuses what UTS #46 would map to something else (U+00AA ª to "a",
+//     U+017F ſ to "s", mathematical letters, letters not in NFC), "--" in
+//     the third and fourth places, and labels that break the Bidi rule
+//     (RFC 5893). It is encoded as xn--... (RFC 3492 punycode).
+//   - An xn-- label must decode under the same profile to a label the rule
+//     above accepts, and re-encode to itself, so each name has one spelling;
+//     one that decodes to plain ASCII (xn--abc-) is refused.
 //   - One trailing dot is dropped; a name is at most 253 bytes, a label 63.
 //
 // Mixed-script labels (Latin "ex" + Cyrillic "а" + "mple") are not refused:
@@ -163,11 +174,11 @@ func toASCIILabel(label string) (string, error) {
 		if err := checkULabel(u); err != nil {
 			return "", err
 		}
-		enc, err := punyEncode(u)
+		a, err := idna.Registration.ToASCII(u)
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("it is not a valid international name (%v)", err)
 		}
-		out = "xn--" + enc
+		out = a
 	}
 	if len(out) > maxLabelLen {
 		return "", errLongLabel
@@ -198,25 +209,15 @@ func checkULabel(u string) error {
 }
 
 // checkALabel requires an xn-- label to be canonical punycode of a label
-// checkULabel accepts.
+// checkULabel and idna.Registration accept.
 func checkALabel(a string) error {
-	bad := errors.New("the label " + a + " is not valid punycode")
-	u, err := punyDecode(a[len("xn--"):])
-	if err != nil {
-		return bad
-	}
-	if u == strings.ToLower(u) && checkULabel(u) == nil {
-		ascii := true
-		for _, r := range u {
-			if r >= utf8.RuneSelf {
-				ascii = false
-			}
-		}
-		if enc, err := punyEncode(u); err == nil && !ascii && "xn--"+enc == a {
+	u, err := idna.Registration.ToUnicode(a)
+	if err == nil && u == strings.ToLower(u) && checkULabel(u) == nil {
+		if again, err := idna.Registration.ToASCII(u); err == nil && again == a {
 			return nil
 		}
 	}
-	return bad
+	return errors.New("the label " + a + " is not valid punycode")
 }
 
 // quoteRune names a character for an error message.

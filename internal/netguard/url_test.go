@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"golang.org/x/net/idna"
 )
 
 // checkURLCases is shared with the fuzz seeds. want is the normalised URL
@@ -171,6 +173,17 @@ var checkURLCases = []struct {
 	{raw: "http://ex\u0430mple_.com/", refused: "'_'"},
 	{raw: "http://\u0130stanbul.example/", refused: "lower-cases to ASCII"},
 	{raw: "http://\u212aelvin.example/", refused: "lower-cases to ASCII"}, // Kelvin sign
+
+	// Letters the rule above lets through and idna.Registration refuses:
+	// UTS #46 would map them to other letters, they are not in NFC, or the
+	// label breaks the hyphen or Bidi rules.
+	{raw: "http://\u00aa.example/", refused: "not a valid international name"},               // ª, mapped to "a"
+	{raw: "http://\u017fecure.example/", refused: "not a valid international name"},          // ſ, mapped to "s"
+	{raw: "http://\U0001d41a\U0001d41b.example/", refused: "not a valid international name"}, // mathematical bold "ab"
+	{raw: "http://\u0958.example/", refused: "not a valid international name"},               // not NFC
+	{raw: "http://ab--\u00fc.example/", refused: "not a valid international name"},           // "--" in places 3-4
+	{raw: "http://a\u05e9b.example/", refused: "not a valid international name"},             // Latin and Hebrew in one label
+	{raw: "http://xn--abc\u00e9-x.example/", refused: "not a valid international name"},      // not punycode, and no second xn-- prefix
 }
 
 func TestCheckURL(t *testing.T) {
@@ -207,29 +220,38 @@ func TestCheckURL(t *testing.T) {
 
 func TestPunycodeVectors(t *testing.T) {
 	t.Parallel()
-	// RFC 3492 section 7.1 samples (lower-cased) and a few IDN names.
-	for _, tc := range []struct{ u, a string }{
-		{"\u0644\u064a\u0647\u0645\u0627\u0628\u062a\u0643\u0644\u0645\u0648\u0634\u0639\u0631\u0628\u064a\u061f", "egbpdaj6bu4bxfgehfvwxn"},
-		{"\u4ed6\u4eec\u4e3a\u4ec0\u4e48\u4e0d\u8bf4\u4e2d\u6587", "ihqwcrb4cv8a8dqg056pqjye"},
-		{"\u043f\u043e\u0447\u0435\u043c\u0443\u0436\u0435\u043e\u043d\u0438\u043d\u0435\u0433\u043e\u0432\u043e\u0440\u044f\u0442\u043f\u043e\u0440\u0443\u0441\u0441\u043a\u0438", "b1abfaaepdrnnbgefbadotcwatmq2g4l"},
-		{"3\u5e74b\u7d44\u91d1\u516b\u5148\u751f", "3b-ww4c5e180e575a65lsy2b"},
-		{"b\u00fccher", "bcher-kva"},
-		{"m\u00fcnchen", "mnchen-3ya"},
-		{"stra\u00dfe", "strae-oqa"},
-		{"ex\u0430mple", "exmple-4nf"},
+	// RFC 3492 section 7.1 samples (lower-cased) and a few IDN names: the
+	// raw conversion of idna.Punycode, and toASCIILabel, which gives the same
+	// A-label, or refuses with the words in refused.
+	for _, tc := range []struct{ u, a, refused string }{
+		{"\u0644\u064a\u0647\u0645\u0627\u0628\u062a\u0643\u0644\u0645\u0648\u0634\u0639\u0631\u0628\u064a\u061f", "egbpdaj6bu4bxfgehfvwxn", "U+061F"}, // ends in a question mark
+		{"\u4ed6\u4eec\u4e3a\u4ec0\u4e48\u4e0d\u8bf4\u4e2d\u6587", "ihqwcrb4cv8a8dqg056pqjye", ""},
+		{"\u043f\u043e\u0447\u0435\u043c\u0443\u0436\u0435\u043e\u043d\u0438\u043d\u0435\u0433\u043e\u0432\u043e\u0440\u044f\u0442\u043f\u043e\u0440\u0443\u0441\u0441\u043a\u0438", "b1abfaaepdrnnbgefbadotcwatmq2g4l", ""},
+		{"3\u5e74b\u7d44\u91d1\u516b\u5148\u751f", "3b-ww4c5e180e575a65lsy2b", ""},
+		{"b\u00fccher", "bcher-kva", ""},
+		{"m\u00fcnchen", "mnchen-3ya", ""},
+		{"stra\u00dfe", "strae-oqa", ""},
+		{"ex\u0430mple", "exmple-4nf", ""},
 	} {
-		a, err := punyEncode(tc.u)
-		if err != nil || a != tc.a {
-			t.Errorf("punyEncode(%q) = %q, %v; want %q", tc.u, a, err, tc.a)
+		a, err := idna.Punycode.ToASCII(tc.u)
+		if err != nil || a != "xn--"+tc.a {
+			t.Errorf("idna.Punycode.ToASCII(%q) = %q, %v; want xn--%s", tc.u, a, err, tc.a)
 		}
-		u, err := punyDecode(tc.a)
+		u, err := idna.Punycode.ToUnicode("xn--" + tc.a)
 		if err != nil || u != tc.u {
-			t.Errorf("punyDecode(%q) = %q, %v; want %q", tc.a, u, err, tc.u)
+			t.Errorf("idna.Punycode.ToUnicode(xn--%s) = %q, %v; want %q", tc.a, u, err, tc.u)
+		}
+		got, err := toASCIILabel(tc.u)
+		if tc.refused == "" && (err != nil || got != "xn--"+tc.a) {
+			t.Errorf("toASCIILabel(%q) = %q, %v; want xn--%s", tc.u, got, err, tc.a)
+		}
+		if tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused)) {
+			t.Errorf("toASCIILabel(%q) = %q, %v; want a refusal containing %q", tc.u, got, err, tc.refused)
 		}
 	}
 	for _, bad := range []string{"-", "a-", "99999999999", "abc\u00e9-x", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", "!"} {
-		if u, err := punyDecode(bad); err == nil && bad != "a-" {
-			t.Errorf("punyDecode(%q) = %q, want an error", bad, u)
+		if a, err := toASCIILabel("xn--" + bad); err == nil {
+			t.Errorf("toASCIILabel(xn--%s) = %q, want an error", bad, a)
 		}
 	}
 }
