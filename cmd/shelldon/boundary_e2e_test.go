@@ -436,3 +436,30 @@ const hostileToolTest = `from escape import run
 def test_nothing():
     assert True
 `
+
+// TestForkBombCostsOnlyTheCall: an approved fork bomb stops at the
+// command's process limit (RLIMIT_NPROC); the worker that started it keeps
+// room for its own threads, so the turn goes on and reports the command's
+// end. The daemon runs as nobody, as an owner's daemon does: for a daemon
+// running as root, RLIMIT_NPROC does not apply and a bomb is bounded by
+// the worker's pids cgroup, which it then shares (docs/ARCHITECTURE.md,
+// known gaps).
+func TestForkBombCostsOnlyTheCall(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run the daemon as nobody")
+	}
+	needPython(t)
+	t.Parallel()
+	srv := brokertest.NewServer(t, "openai", shellScript())
+	d, _, _ := serveAsNobody(t, fmt.Sprintf("provider:\n  kind: openai\n  base_url: %s\n  model: m\n", srv.BaseURL()), nil)
+	reply := approvedShell(t, d, `python3 -c 'import os, time
+for i in range(300):
+    try:
+        os.fork()
+    except OSError:
+        time.sleep(0.01)
+time.sleep(1)'; echo still here`)
+	if !strings.Contains(reply, "RESULTS: run_shell ok=") {
+		t.Fatalf("the turn did not survive the fork bomb: %s", reply)
+	}
+}

@@ -467,48 +467,9 @@ func TestHardenedDaemonAsUnprivilegedUser(t *testing.T) {
 		}
 		return brokertest.Reply{ToolCalls: []contracts.ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"note.txt"}`}}}
 	})
-	// Everything nobody needs: a copy of the binary and a home it owns.
-	dir, err := os.MkdirTemp("", "shelldon-nobody")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	bin := filepath.Join(dir, "shelldon")
-	data, _ := os.ReadFile(binary)
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	h := filepath.Join(dir, "home")
-	os.MkdirAll(filepath.Join(h, "workspace"), 0o700)
-	os.WriteFile(filepath.Join(h, "config.yaml"), []byte(fmt.Sprintf("provider:\n  kind: openai\n  base_url: %s\n  model: m\n", srv.BaseURL())), 0o600)
-	os.WriteFile(filepath.Join(h, "workspace", "note.txt"), []byte("hello nobody"), 0o600)
-	filepath.Walk(h, func(p string, _ os.FileInfo, _ error) error { return os.Chown(p, 65534, 65534) })
-
+	d, cmd, _ := serveAsNobody(t, fmt.Sprintf("provider:\n  kind: openai\n  base_url: %s\n  model: m\n", srv.BaseURL()),
+		map[string]string{"note.txt": "hello nobody"})
 	nobody := &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0")
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + h, "SHELLDON_HOME=" + h, "SHELLDON_API_TOKEN=nobody-token-0123456789", "SECRET_IN_ENV=" + apiKey}
-	cmd.SysProcAttr = nobody
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := ""
-	sc := bufio.NewScanner(stderr)
-	var logged strings.Builder
-	for sc.Scan() {
-		logged.WriteString(sc.Text() + "\n")
-		if m := regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`).FindStringSubmatch(sc.Text()); m != nil {
-			addr = m[1]
-			break
-		}
-	}
-	if addr == "" {
-		t.Fatalf("serve did not start as nobody:\n%s", logged.String())
-	}
-	go io.Copy(io.Discard, stderr)
-	d := &daemon{addr: addr, token: "nobody-token-0123456789"}
 
 	// Another process of the same user cannot read the daemon's environment.
 	read := exec.Command("/bin/cat", fmt.Sprintf("/proc/%d/environ", cmd.Process.Pid))
@@ -535,4 +496,54 @@ func TestHardenedDaemonAsUnprivilegedUser(t *testing.T) {
 	if status != 200 || !strings.Contains(fmt.Sprint(out["reply"]), "hello nobody") {
 		t.Fatalf("chat as nobody: %d %v", status, out)
 	}
+}
+
+// serveAsNobody starts `shelldon serve` as the nobody user (the test must
+// run as root), with a copy of the binary and a home nobody owns holding
+// config and the given workspace files. It returns the daemon, its process
+// and the home.
+func serveAsNobody(t *testing.T, config string, files map[string]string) (*daemon, *exec.Cmd, string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "shelldon-nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	bin := filepath.Join(dir, "shelldon")
+	data, _ := os.ReadFile(binary)
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := filepath.Join(dir, "home")
+	os.MkdirAll(filepath.Join(h, "workspace"), 0o700)
+	os.WriteFile(filepath.Join(h, "config.yaml"), []byte(config), 0o600)
+	for name, content := range files {
+		os.WriteFile(filepath.Join(h, "workspace", name), []byte(content), 0o600)
+	}
+	filepath.Walk(h, func(p string, _ os.FileInfo, _ error) error { return os.Chown(p, 65534, 65534) })
+
+	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + h, "SHELLDON_HOME=" + h, "SHELLDON_API_TOKEN=nobody-token-0123456789", "SECRET_IN_ENV=" + apiKey}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := ""
+	sc := bufio.NewScanner(stderr)
+	var logged strings.Builder
+	for sc.Scan() {
+		logged.WriteString(sc.Text() + "\n")
+		if m := regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`).FindStringSubmatch(sc.Text()); m != nil {
+			addr = m[1]
+			break
+		}
+	}
+	if addr == "" {
+		t.Fatalf("serve did not start as nobody:\n%s", logged.String())
+	}
+	go io.Copy(io.Discard, stderr)
+	return &daemon{cmd: cmd, addr: addr, token: "nobody-token-0123456789"}, cmd, h
 }

@@ -47,8 +47,14 @@ func Dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			"worker": func() int { return workerExit(runWorker(stdin, stdout, logger), logger) },
 		})
 	case "gate":
+		if err := hideFromChildren(); err != nil {
+			return exitOf(err, logger)
+		}
 		return exitOf(runGate(stdin, stdout), logger)
 	case "toolcall":
+		if err := hideFromChildren(); err != nil {
+			return exitOf(err, logger)
+		}
 		return exitOf(runToolCall(stdin, stdout), logger)
 	case "eval":
 		if err := runEval(stdin, stdout); err != nil {

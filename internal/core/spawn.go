@@ -151,13 +151,17 @@ type SandboxSpawner struct {
 var _ Spawner = (*SandboxSpawner)(nil)
 
 // WorkerLimits bound a worker process: generous for Go and a few children,
-// small enough for a 416 MB board.
+// small enough for a 416 MB board. The processes of the sandboxes the
+// worker builds count against its own process limit (they are its user's,
+// and its pids cgroup's), so it has room for its own threads beyond the
+// largest of theirs (sandbox.DefaultLimits.Processes): a fork bomb in an
+// approved command stops at that command's limit, not at the worker's.
 var WorkerLimits = sandbox.Limits{
 	CPUSeconds: 120,
 	DataBytes:  256 << 20,
 	FileBytes:  64 << 20,
 	OpenFiles:  256,
-	Processes:  64,
+	Processes:  sandbox.DefaultLimits.Processes + 96,
 }
 
 // WorkerMode is the helper's in-process mode that serves a turn: the worker
