@@ -57,8 +57,45 @@ type App struct {
 	cfgMu   sync.Mutex // guards Config and Providers across live reloads
 }
 
-// Open loads the config of home and starts everything a turn needs.
+// Mode says what a command needs of the App.
+type Mode int
+
+const (
+	// ForDaemon is everything, and the daemon's duties at start: turns a
+	// crash left running are closed (serve, and chat, which is its own
+	// daemon).
+	ForDaemon Mode = iota
+	// ForTurns is everything a turn needs, without recovering turns: a
+	// command that runs turns beside a daemon (approvals approve) must not
+	// close the daemon's turns in flight.
+	ForTurns
+	// ForReading is the config, the store, the tools and the skills: no
+	// sandbox probe, no provider, no recovery. Turns are refused. It is what
+	// the commands that only read (audit, approvals list and show, tools
+	// list and show) open, so they are quick and never touch the daemon's
+	// work.
+	ForReading
+)
+
+// errNoTurns is what a turn gets in an App opened ForReading.
+var errNoTurns = errors.New("this command does not run turns")
+
+// noTurns is the model and spawner of an App opened ForReading.
+type noTurns struct{}
+
+func (noTurns) Complete(context.Context, contracts.Request, func(string)) (contracts.Completion, error) {
+	return contracts.Completion{}, errNoTurns
+}
+func (noTurns) Spawn(context.Context) (core.Process, error) { return nil, errNoTurns }
+
+// Open loads the config of home and starts everything a turn needs, as a
+// daemon does (ForDaemon).
 func Open(ctx context.Context, home string, environ []string, logw io.Writer, level slog.Level) (*App, error) {
+	return OpenFor(ctx, ForDaemon, home, environ, logw, level)
+}
+
+// OpenFor loads the config of home and opens what mode needs.
+func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw io.Writer, level slog.Level) (*App, error) {
 	cfg, err := config.Load(home, environ)
 	if err != nil {
 		return nil, err
@@ -79,11 +116,16 @@ func Open(ctx context.Context, home string, environ []string, logw io.Writer, le
 	if err != nil {
 		return nil, err
 	}
-	if n, err := st.RecoverRunning(ctx, timeNow()); err != nil {
-		st.Close()
-		return nil, err
-	} else if n > 0 {
-		log.Warn("turns interrupted by a crash were closed", "count", n)
+	if mode == ForDaemon {
+		if n, err := st.RecoverRunning(ctx, timeNow()); err != nil {
+			st.Close()
+			return nil, err
+		} else if n > 0 {
+			log.Warn("turns interrupted by a crash were closed", "count", n)
+		}
+	}
+	if mode == ForReading {
+		return openReading(cfg, st, log, red, environ)
 	}
 	providers, err := buildProviders(cfg)
 	if err != nil {
@@ -147,6 +189,36 @@ func Open(ctx context.Context, home string, environ []string, logw io.Writer, le
 		Workers:       cfg.Agent.Workers,
 		Redact:        func(s string) string { return red.get().JSONArgs(s) },
 		Logger:        log,
+	})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	a.Core = c
+	return a, nil
+}
+
+// openReading finishes an App opened ForReading: the core's read models
+// over the store, the tools and the skills, with no model and no worker.
+func openReading(cfg *config.Config, st *store.Store, log *slog.Logger, red *liveRedactor, environ []string) (*App, error) {
+	a := &App{Store: st, Log: log, Redactor: red, environ: environ}
+	a.setConfig(cfg, nil)
+	tools, err := selfcode.Open(cfg.Path("tools"), nil)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	skills, err := skill.Open(cfg.Path("skills"), bundled())
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	c, err := core.New(core.Options{
+		Store: st, Model: noTurns{}, Spawner: noTurns{}, Tools: tools, Skills: skillStore{lib: skills},
+		ApprovalTTL: cfg.Approvals.TTL.D(), Strikes: cfg.Selfcode.Strikes, Workspace: cfg.Workspace,
+		Describe: describer{workspace: cfg.Workspace, home: cfg.Home, environ: environ}.describe,
+		Redact:   func(s string) string { return red.get().JSONArgs(s) },
+		Logger:   log,
 	})
 	if err != nil {
 		st.Close()

@@ -26,7 +26,7 @@ func (e cmdEnv) approvalsCmd() *cobra.Command {
 		Short: "List the pending requests",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := e.open(cmd.Context(), slog.LevelError)
+			a, err := e.open(cmd.Context(), ForReading, slog.LevelError)
 			if err != nil {
 				return err
 			}
@@ -56,7 +56,7 @@ func (e cmdEnv) approvalsCmd() *cobra.Command {
 		Short: "Show one request as the owner must read it",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := e.open(cmd.Context(), slog.LevelError)
+			a, err := e.open(cmd.Context(), ForReading, slog.LevelError)
 			if err != nil {
 				return err
 			}
@@ -72,7 +72,7 @@ func (e cmdEnv) approvalsCmd() *cobra.Command {
 	}
 	decide := func(approve bool) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, args []string) error {
-			a, err := e.open(cmd.Context(), slog.LevelError)
+			a, err := e.open(cmd.Context(), ForTurns, slog.LevelError)
 			if err != nil {
 				return err
 			}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime"
@@ -22,7 +20,6 @@ import (
 	"github.com/shelldon/shelldon/internal/config"
 	"github.com/shelldon/shelldon/internal/core/store"
 	"github.com/shelldon/shelldon/internal/transport/cli"
-	"github.com/shelldon/shelldon/internal/transport/web"
 )
 
 // Version is set at build time with -ldflags "-X .../internal/app.Version=v1.2.3".
@@ -142,12 +139,12 @@ type cmdEnv struct {
 	stderr  io.Writer
 }
 
-func (e cmdEnv) open(ctx context.Context, level slog.Level) (*App, error) {
+func (e cmdEnv) open(ctx context.Context, mode Mode, level slog.Level) (*App, error) {
 	home, err := e.home()
 	if err != nil {
 		return nil, err
 	}
-	return Open(ctx, home, e.environ, e.stderr, level)
+	return OpenFor(ctx, mode, home, e.environ, e.stderr, level)
 }
 
 func (e cmdEnv) chatCmd() *cobra.Command {
@@ -161,7 +158,7 @@ func (e cmdEnv) chatCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Only errors reach the terminal: a failed model call already
 			// shows in the reply, and warnings would break up the chat.
-			a, err := e.open(cmd.Context(), slog.LevelError)
+			a, err := e.open(cmd.Context(), ForDaemon, slog.LevelError)
 			if err != nil {
 				return err
 			}
@@ -200,7 +197,7 @@ func (e cmdEnv) serveCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			a, err := e.open(ctx, 0)
+			a, err := e.open(ctx, ForDaemon, 0)
 			if err != nil {
 				return err
 			}
@@ -208,74 +205,12 @@ func (e cmdEnv) serveCmd() *cobra.Command {
 			if err := harden(); err != nil {
 				return err
 			}
-			if listen == "" {
-				listen = a.Config.Server.Listen
-			}
-			token, source, err := APIToken(a.Config)
+			d, err := NewDaemon(a, listen)
 			if err != nil {
 				return err
 			}
-			api, err := web.New(web.Options{Chat: a.Core, Approvals: a.Core, Tools: a.Core, Settings: a, Audit: a.Store, Token: token, Logger: a.Log})
-			if err != nil {
-				return err
-			}
-			ln, err := net.Listen("tcp", listen)
-			if err != nil {
-				return fmt.Errorf("listen on %s: %w", listen, err)
-			}
-			var handler http.Handler = api
-			bot, err := a.telegramBot()
-			if err != nil {
-				return err
-			}
-			if bot != nil {
-				if a.Config.Telegram.WebhookURL != "" {
-					mux := http.NewServeMux()
-					mux.Handle("/telegram/webhook", bot.Handler())
-					mux.Handle("/", api)
-					handler = mux
-				}
-				go func() {
-					if err := bot.Run(ctx); err != nil {
-						a.Log.Error("telegram stopped", "err", err)
-					}
-				}()
-			}
-			srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn)}
-			a.Log.Info("shelldon serving", "addr", ln.Addr().String(), "token_from", source,
-				"provider", a.Config.Provider.Kind, "model", a.Config.Provider.Model, "version", versionString())
-			errc := make(chan error, 1)
-			go func() { errc <- srv.Serve(ln) }()
-			// Requests a crash left between a decision and its end are
-			// finished, and expired ones closed, now and every 30 s.
-			go func() {
-				if n, err := a.Core.RecoverApprovals(ctx); err != nil {
-					a.Log.Error("recover approvals", "err", err)
-				} else if n > 0 {
-					a.Log.Warn("resumed approvals a restart interrupted", "count", n)
-				}
-				tick := time.NewTicker(30 * time.Second)
-				defer tick.Stop()
-				for {
-					select {
-					case <-ctx.Done():
-						return
-					case <-tick.C:
-						if _, err := a.Core.ExpireApprovals(ctx); err != nil {
-							a.Log.Error("expire approvals", "err", err)
-						}
-					}
-				}
-			}()
-			select {
-			case err := <-errc:
-				return fmt.Errorf("serve: %w", err)
-			case <-ctx.Done():
-			}
-			a.Log.Info("shutting down")
-			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			return srv.Shutdown(sctx)
+			defer d.Close()
+			return d.Run(ctx)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on (default server.listen, 127.0.0.1:7433)")
@@ -290,7 +225,7 @@ func (e cmdEnv) auditCmd() *cobra.Command {
 		Short: "Show the audit trail of tool calls, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := e.open(cmd.Context(), slog.LevelWarn)
+			a, err := e.open(cmd.Context(), ForReading, slog.LevelWarn)
 			if err != nil {
 				return err
 			}

@@ -21,9 +21,11 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 		Long: "List the built-in and self-coded tools; show a self-coded tool's code, test and gate report;\n" +
 			"approve or deny a proposed tool; quarantine, restore, roll back or remove a live one.",
 	}
-	withCore := func(run func(ctx context.Context, a *App, args []string) error) func(*cobra.Command, []string) error {
+	// Listing and showing only read; a decision on a promotion may resume
+	// the turn that proposed it.
+	withCore := func(mode Mode, run func(ctx context.Context, a *App, args []string) error) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, args []string) error {
-			a, err := e.open(cmd.Context(), slog.LevelError)
+			a, err := e.open(cmd.Context(), mode, slog.LevelError)
 			if err != nil {
 				return err
 			}
@@ -33,7 +35,7 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 	}
 	list := &cobra.Command{
 		Use: "list", Short: "List every tool with its tier, where it runs, its source and state", Args: cobra.NoArgs,
-		RunE: withCore(func(ctx context.Context, a *App, _ []string) error {
+		RunE: withCore(ForReading, func(ctx context.Context, a *App, _ []string) error {
 			tools, err := a.Core.Tools(ctx)
 			if err != nil {
 				return err
@@ -49,7 +51,7 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 	}
 	show := &cobra.Command{
 		Use: "show NAME", Short: "Show a self-coded tool: manifest, code, test and gate report", Args: cobra.ExactArgs(1),
-		RunE: withCore(func(ctx context.Context, a *App, args []string) error {
+		RunE: withCore(ForReading, func(ctx context.Context, a *App, args []string) error {
 			for _, state := range []string{selfcode.StateLive, selfcode.StateStaged, selfcode.StateQuarantined} {
 				t, err := a.Core.ShowTool(args[0], state)
 				if errors.Is(err, selfcode.ErrNotFound) {
@@ -96,12 +98,12 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 		}
 	}
 	cmd.AddCommand(list, show,
-		&cobra.Command{Use: "approve NAME", Short: "Approve a proposed tool: it becomes live", Args: cobra.ExactArgs(1), RunE: withCore(decide(true))},
-		&cobra.Command{Use: "deny NAME", Short: "Deny a proposed tool: it is discarded", Args: cobra.ExactArgs(1), RunE: withCore(decide(false))},
-		&cobra.Command{Use: "quarantine NAME", Short: "Take a live tool out of use", Args: cobra.ExactArgs(1), RunE: withCore(action("quarantine"))},
-		&cobra.Command{Use: "restore NAME", Short: "Put a quarantined tool back, strikes cleared", Args: cobra.ExactArgs(1), RunE: withCore(action("restore"))},
-		&cobra.Command{Use: "rollback NAME", Short: "Go back to the tool's previous version", Args: cobra.ExactArgs(1), RunE: withCore(action("rollback"))},
-		&cobra.Command{Use: "remove NAME", Short: "Remove a tool (its versions stay in the archive)", Args: cobra.ExactArgs(1), RunE: withCore(action("remove"))},
+		&cobra.Command{Use: "approve NAME", Short: "Approve a proposed tool: it becomes live", Args: cobra.ExactArgs(1), RunE: withCore(ForTurns, decide(true))},
+		&cobra.Command{Use: "deny NAME", Short: "Deny a proposed tool: it is discarded", Args: cobra.ExactArgs(1), RunE: withCore(ForTurns, decide(false))},
+		&cobra.Command{Use: "quarantine NAME", Short: "Take a live tool out of use", Args: cobra.ExactArgs(1), RunE: withCore(ForTurns, action("quarantine"))},
+		&cobra.Command{Use: "restore NAME", Short: "Put a quarantined tool back, strikes cleared", Args: cobra.ExactArgs(1), RunE: withCore(ForTurns, action("restore"))},
+		&cobra.Command{Use: "rollback NAME", Short: "Go back to the tool's previous version", Args: cobra.ExactArgs(1), RunE: withCore(ForTurns, action("rollback"))},
+		&cobra.Command{Use: "remove NAME", Short: "Remove a tool (its versions stay in the archive)", Args: cobra.ExactArgs(1), RunE: withCore(ForTurns, action("remove"))},
 	)
 	return cmd
 }
