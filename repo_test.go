@@ -16,7 +16,8 @@ const module = "github.com/shelldon/shelldon"
 type pkg struct {
 	ImportPath string
 	Doc        string
-	Deps       []string
+	Deps       []string // transitive
+	Imports    []string // direct
 	GoFiles    []string
 }
 
@@ -63,6 +64,7 @@ func TestDependencyRules(t *testing.T) {
 		name      string
 		applies   func(path string) bool
 		forbidden []string
+		direct    bool // only direct imports count (the package may reach them through another)
 	}{
 		{
 			// Invariant 1: core is LLM-free.
@@ -90,6 +92,14 @@ func TestDependencyRules(t *testing.T) {
 			forbidden: []string{"os/exec", module + "/internal/worker", module + "/internal/core", module + "/internal/childproc"},
 		},
 		{
+			// Transports talk to core only: the read models of the audit
+			// trail, the tools and the approvals come from core.
+			name:      "transports never import the store or the tools directory",
+			applies:   func(p string) bool { return hasPrefix(p, module+"/internal/transport/") },
+			forbidden: []string{module + "/internal/core/store", module + "/internal/selfcode"},
+			direct:    true,
+		},
+		{
 			name:      "contracts is standard library only",
 			applies:   func(p string) bool { return p == module+"/internal/contracts" },
 			forbidden: []string{"github.com/", "golang.org/", "go.", "modernc.org/", module + "/"},
@@ -103,9 +113,13 @@ func TestDependencyRules(t *testing.T) {
 				continue
 			}
 			matched++
-			for _, d := range p.Deps {
+			deps, how := p.Deps, "transitively"
+			if r.direct {
+				deps, how = p.Imports, "directly"
+			}
+			for _, d := range deps {
 				if d != p.ImportPath && hasPrefix(d, r.forbidden...) && !strings.HasPrefix(d, "net/http/internal") {
-					t.Errorf("%s: %s imports %s (transitively)", r.name, p.ImportPath, d)
+					t.Errorf("%s: %s imports %s (%s)", r.name, p.ImportPath, d, how)
 				}
 			}
 		}
@@ -113,6 +127,53 @@ func TestDependencyRules(t *testing.T) {
 			t.Errorf("rule %q matched no package: the rule is stale", r.name)
 		}
 	}
+}
+
+// TestOnlyAppSeesCoreAndBroker: the wiring of the core to the model is the
+// app's alone (cmd/shelldon reaches both only through it).
+func TestOnlyAppSeesCoreAndBroker(t *testing.T) {
+	t.Parallel()
+	core, broker := module+"/internal/core", module+"/internal/broker"
+	seen := 0
+	for _, p := range listPackages(t) {
+		if p.ImportPath == module+"/internal/app" || p.ImportPath == module+"/cmd/shelldon" {
+			seen++
+			continue
+		}
+		var hasCore, hasBroker bool
+		for _, d := range append([]string{p.ImportPath}, p.Deps...) {
+			hasCore = hasCore || d == core || strings.HasPrefix(d, core+"/")
+			hasBroker = hasBroker || d == broker || strings.HasPrefix(d, broker+"/")
+		}
+		if hasCore && hasBroker {
+			t.Errorf("%s sees both the core and the broker; only internal/app may wire them", p.ImportPath)
+		}
+	}
+	if seen != 2 {
+		t.Errorf("found %d of internal/app and cmd/shelldon: the rule is stale", seen)
+	}
+}
+
+// TestNoProductionPackageImportsTesting: nothing the binary is built from
+// imports the testing package (test helpers such as brokertest and
+// testbin are for tests only).
+func TestNoProductionPackageImportsTesting(t *testing.T) {
+	t.Parallel()
+	for _, p := range listPackages(t) {
+		if p.ImportPath != module+"/cmd/shelldon" {
+			continue
+		}
+		if len(p.Deps) < 50 {
+			t.Fatalf("cmd/shelldon has only %d dependencies: the rule would mean little", len(p.Deps))
+		}
+		for _, d := range p.Deps {
+			if d == "testing" || strings.HasPrefix(d, "testing/") {
+				t.Errorf("the binary imports %s", d)
+			}
+		}
+		return
+	}
+	t.Fatal("cmd/shelldon not found")
 }
 
 func TestEveryPackageHasDoc(t *testing.T) {

@@ -40,7 +40,7 @@ func NewDaemon(a *App, listen string) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	api, err := web.New(web.Options{Chat: a.Core, Approvals: a.Core, Tools: a.Core, Settings: a, Audit: a.Store, Token: token, Logger: a.Log})
+	api, err := web.New(web.Options{Chat: a.Core, Approvals: a.Core, Tools: a.Core, Settings: a, Audit: a.Core, Token: token, Logger: a.Log})
 	if err != nil {
 		return nil, err
 	}

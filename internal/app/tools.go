@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shelldon/shelldon/internal/core"
-	"github.com/shelldon/shelldon/internal/selfcode"
 	"github.com/shelldon/shelldon/internal/transport/cli"
 )
 
@@ -52,20 +51,17 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 	show := &cobra.Command{
 		Use: "show NAME", Short: "Show a self-coded tool: manifest, code, test and gate report", Args: cobra.ExactArgs(1),
 		RunE: withCore(ForReading, func(ctx context.Context, a *App, args []string) error {
-			for _, state := range []string{selfcode.StateLive, selfcode.StateStaged, selfcode.StateQuarantined} {
-				t, err := a.Core.ShowTool(args[0], state)
-				if errors.Is(err, selfcode.ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(e.stdout, "%s version %d (%s, %s)\nDescription: %s\nParameters: %s\nCapabilities: %v\nHash: %s\nGate: %s\n--- code ---\n%s\n--- test ---\n%s\n",
-					t.Name, t.Version, t.Language, state, cli.Sanitize(t.Meta.Description), t.Meta.ParamsSchema,
-					t.Meta.Capabilities, t.Hash, cli.Sanitize(t.Gate), cli.Sanitize(t.Code), cli.Sanitize(t.Test))
-				return nil
+			t, state, err := a.Core.FindTool(args[0])
+			switch {
+			case errors.Is(err, core.ErrNoSuchTool):
+				return exitError{code: exitFail, msg: "shelldon: no tool called " + args[0]}
+			case err != nil:
+				return err
 			}
-			return exitError{code: exitFail, msg: "shelldon: no tool called " + args[0]}
+			fmt.Fprintf(e.stdout, "%s version %d (%s, %s)\nDescription: %s\nParameters: %s\nCapabilities: %v\nHash: %s\nGate: %s\n--- code ---\n%s\n--- test ---\n%s\n",
+				t.Name, t.Version, t.Language, state, cli.Sanitize(t.Meta.Description), t.Meta.ParamsSchema,
+				t.Meta.Capabilities, t.Hash, cli.Sanitize(t.Gate), cli.Sanitize(t.Code), cli.Sanitize(t.Test))
+			return nil
 		}),
 	}
 	decide := func(approve bool) func(context.Context, *App, []string) error {

@@ -10,7 +10,6 @@ import (
 	"unicode"
 
 	"github.com/shelldon/shelldon/internal/core"
-	"github.com/shelldon/shelldon/internal/core/store"
 )
 
 // commands are registered with setMyCommands and routed by onMessage.
@@ -158,7 +157,7 @@ func (b *Bot) auditText(ctx context.Context) string {
 	if b.opts.Audit == nil {
 		return "The audit trail is not available here."
 	}
-	list, err := b.opts.Audit.Audit(ctx, store.AuditQuery{Limit: 10})
+	list, err := b.opts.Audit.Audit(ctx, core.AuditQuery{Limit: 10})
 	if err != nil {
 		b.log.Error("telegram: read the audit trail", "err", err)
 		return "Could not read the audit trail: " + err.Error()

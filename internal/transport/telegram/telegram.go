@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/shelldon/shelldon/internal/core"
-	"github.com/shelldon/shelldon/internal/core/store"
 )
 
 // Core is what the bot needs of the agent: turns, approvals and tools.
@@ -36,13 +35,13 @@ type Core interface {
 
 // AuditReader reads the audit trail, for /audit.
 type AuditReader interface {
-	Audit(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, error)
+	Audit(ctx context.Context, q core.AuditQuery) ([]core.AuditEntry, error)
 }
 
 // The daemon's core and store are what serve hands the bot.
 var (
 	_ Core        = (*core.Core)(nil)
-	_ AuditReader = (*store.Store)(nil)
+	_ AuditReader = (*core.Core)(nil)
 )
 
 // Options configure a Bot.

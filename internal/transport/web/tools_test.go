@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/shelldon/shelldon/internal/core"
-	"github.com/shelldon/shelldon/internal/selfcode"
 )
 
 // fakeTools serves GET /api/tools from a fixed list.
@@ -20,12 +19,12 @@ type fakeTools struct {
 
 func (f fakeTools) Tools(context.Context) ([]core.ToolView, error) { return f.list, f.err }
 
-func (f fakeTools) ShowTool(string, string) (selfcode.Tool, error) {
-	return selfcode.Tool{}, selfcode.ErrNotFound
+func (f fakeTools) FindTool(string) (core.ToolDetail, string, error) {
+	return core.ToolDetail{}, "", core.ErrNoSuchTool
 }
 
 func (f fakeTools) ToolAction(context.Context, string, string, string) (string, error) {
-	return "", selfcode.ErrNotFound
+	return "", core.ErrNoSuchTool
 }
 
 func TestGetTools(t *testing.T) {

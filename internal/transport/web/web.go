@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"github.com/shelldon/shelldon/internal/core"
-	"github.com/shelldon/shelldon/internal/core/store"
-	"github.com/shelldon/shelldon/internal/selfcode"
 )
 
 // Chatter runs a turn.
@@ -35,7 +33,7 @@ type Approver interface {
 // ToolLister lists the built-in and self-coded tools.
 type ToolLister interface {
 	Tools(ctx context.Context) ([]core.ToolView, error)
-	ShowTool(name, state string) (selfcode.Tool, error)
+	FindTool(name string) (core.ToolDetail, string, error)
 	ToolAction(ctx context.Context, action, name, by string) (string, error)
 }
 
@@ -47,7 +45,7 @@ type Settings interface {
 
 // AuditReader reads the audit trail.
 type AuditReader interface {
-	Audit(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, error)
+	Audit(ctx context.Context, q core.AuditQuery) ([]core.AuditEntry, error)
 }
 
 // Server serves the HTTP API.
@@ -214,12 +212,9 @@ func (s *Server) getTools(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getTool(w http.ResponseWriter, r *http.Request) {
 	if s.tools != nil {
-		for _, state := range []string{selfcode.StateLive, selfcode.StateStaged, selfcode.StateQuarantined} {
-			t, err := s.tools.ShowTool(r.PathValue("name"), state)
-			if err == nil {
-				writeJSON(w, http.StatusOK, map[string]any{"tool": t.Manifest, "code": t.Code, "test": t.Test})
-				return
-			}
+		if t, _, err := s.tools.FindTool(r.PathValue("name")); err == nil {
+			writeJSON(w, http.StatusOK, map[string]any{"tool": t.Manifest, "code": t.Code, "test": t.Test})
+			return
 		}
 	}
 	writeError(w, http.StatusNotFound, "not_found", "no self-coded tool of that name")
@@ -239,7 +234,7 @@ func (s *Server) postToolAction(w http.ResponseWriter, r *http.Request) {
 	}
 	msg, err := s.tools.ToolAction(r.Context(), action, r.PathValue("name"), "http")
 	switch {
-	case errors.Is(err, selfcode.ErrNotFound), errors.Is(err, selfcode.ErrNoVersion):
+	case errors.Is(err, core.ErrNoSuchTool), errors.Is(err, core.ErrNoVersion):
 		writeError(w, http.StatusNotFound, "not_found", err.Error())
 		return
 	case err != nil:
@@ -339,7 +334,7 @@ type auditEntry struct {
 }
 
 func (s *Server) getAudit(w http.ResponseWriter, r *http.Request) {
-	q := store.AuditQuery{Limit: 50, Chat: r.URL.Query().Get("chat")}
+	q := core.AuditQuery{Limit: 50, Chat: r.URL.Query().Get("chat")}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1000 {
