@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/shelldon/shelldon/internal/core"
@@ -69,11 +70,69 @@ type failure struct {
 	retryAfter int
 }
 
-// fakeAPI is a Bot API server on 127.0.0.1 that records every call and
-// serves getUpdates from updates the test pushes, honouring offset and
-// timeout like Telegram does.
+// signal tells waiters that something was recorded: a call, an update or
+// a log line. A waiter takes changed() before it looks, so that it cannot
+// miss what happens between its look and its wait.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// changed returns a channel that is closed at the next notify.
+func (s *signal) changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+func (s *signal) notify() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
+	}
+}
+
+// until blocks until cond holds, looking again at each notify, or until
+// ctx ends.
+func (s *signal) until(ctx context.Context, cond func() bool) error {
+	for {
+		ch := s.changed()
+		if cond() {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// waitFor blocks until cond holds, or fails the test after 10 s (of the
+// bubble's clock inside synctest.Test, which passes only when every
+// goroutine is blocked).
+func (s *signal) waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if s.until(ctx, cond) != nil {
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// fakeAPI is a Bot API that records every call and serves getUpdates from
+// updates the test pushes, honouring offset and timeout like Telegram
+// does. It is an http.Handler and, for tests in a synctest bubble, an
+// http.RoundTripper that serves in the caller's goroutine: no network, so
+// a bot waiting on it is durably blocked. Each call and each push notifies
+// its signal.
 type fakeAPI struct {
-	srv *httptest.Server
+	signal
 
 	mu      sync.Mutex
 	calls   []apiCall
@@ -81,15 +140,35 @@ type fakeAPI struct {
 	ids     []int64
 	nextID  int64
 	nextMsg int64
-	wake    chan struct{}
 	fail    map[string][]failure
 }
 
-func newFakeAPI(t *testing.T) *fakeAPI {
-	f := &fakeAPI{nextID: 100, nextMsg: 1000, wake: make(chan struct{}), fail: map[string][]failure{}}
-	f.srv = httptest.NewServer(f)
-	t.Cleanup(f.srv.Close)
-	return f
+// fakeBase is the APIBase of a bot on a fakeAPI; nothing is dialled.
+const fakeBase = "http://bot-api.invalid"
+
+func newFakeAPI() *fakeAPI {
+	return &fakeAPI{nextID: 100, nextMsg: 1000, fail: map[string][]failure{}}
+}
+
+// RoundTrip serves r in the caller's goroutine.
+func (f *fakeAPI) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		defer r.Body.Close()
+	}
+	w := httptest.NewRecorder()
+	f.ServeHTTP(w, r)
+	if err := r.Context().Err(); err != nil {
+		return nil, err
+	}
+	return w.Result(), nil
+}
+
+// record keeps a call and wakes the waiters.
+func (f *fakeAPI) record(c apiCall) {
+	f.mu.Lock()
+	f.calls = append(f.calls, c)
+	f.mu.Unlock()
+	f.notify()
 }
 
 func writeEnvelope(w http.ResponseWriter, status int, v any) {
@@ -141,8 +220,8 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		call.MsgID = f.nextMsg
 		result = message{MessageID: f.nextMsg, Chat: chat{ID: call.chatID()}, Date: time.Now().Unix(), Text: call.str("text")}
 	}
-	f.calls = append(f.calls, call)
 	f.mu.Unlock()
+	f.record(call)
 	if fl != nil {
 		body := map[string]any{"ok": false, "error_code": fl.code, "description": "scripted failure"}
 		if fl.retryAfter > 0 {
@@ -158,10 +237,9 @@ func (f *fakeAPI) serveUpdates(w http.ResponseWriter, r *http.Request, call apiC
 	offset, _ := call.Params["offset"].(float64)
 	timeout, _ := call.Params["timeout"].(float64)
 	deadline := time.After(time.Duration(timeout * float64(time.Second)))
-	f.mu.Lock()
-	f.calls = append(f.calls, call)
-	f.mu.Unlock()
+	f.record(call)
 	for {
+		wake := f.changed()
 		f.mu.Lock()
 		var out []json.RawMessage
 		for i, id := range f.ids {
@@ -169,7 +247,6 @@ func (f *fakeAPI) serveUpdates(w http.ResponseWriter, r *http.Request, call apiC
 				out = append(out, f.updates[i])
 			}
 		}
-		wake := f.wake
 		f.mu.Unlock()
 		if len(out) > 0 {
 			writeEnvelope(w, 200, map[string]any{"ok": true, "result": out})
@@ -188,29 +265,40 @@ func (f *fakeAPI) serveUpdates(w http.ResponseWriter, r *http.Request, call apiC
 
 // push queues an update and returns its id.
 func (f *fakeAPI) push(u map[string]any) int64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.nextID++
-	u["update_id"] = f.nextID
-	raw, _ := json.Marshal(u)
-	f.pushLocked(f.nextID, raw)
-	return f.nextID
+	return f.pushRaw(func(id int64) json.RawMessage {
+		u["update_id"] = id
+		raw, _ := json.Marshal(u)
+		return raw
+	})
 }
 
-// pushRaw queues an update as given (it may not decode).
-func (f *fakeAPI) pushRaw(format string) int64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.nextID++
-	f.pushLocked(f.nextID, json.RawMessage(fmt.Sprintf(format, f.nextID)))
-	return f.nextID
+// pushBad queues an update as given (it may not decode); format has a %d
+// for its id.
+func (f *fakeAPI) pushBad(format string) int64 {
+	return f.pushRaw(func(id int64) json.RawMessage { return json.RawMessage(fmt.Sprintf(format, id)) })
 }
 
-func (f *fakeAPI) pushLocked(id int64, raw json.RawMessage) {
+func (f *fakeAPI) pushRaw(encode func(id int64) json.RawMessage) int64 {
+	f.mu.Lock()
+	f.nextID++
+	id := f.nextID
 	f.ids = append(f.ids, id)
-	f.updates = append(f.updates, raw)
-	close(f.wake)
-	f.wake = make(chan struct{})
+	f.updates = append(f.updates, encode(id))
+	f.mu.Unlock()
+	f.notify()
+	return id
+}
+
+// acked reports whether the bot has confirmed update id: it asked
+// getUpdates for a later offset, which it does only once it has handled
+// every update of the batch (see poll).
+func (f *fakeAPI) acked(id int64) bool {
+	for _, c := range f.callsOf("getUpdates") {
+		if off, _ := c.Params["offset"].(float64); int64(off) > id {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *fakeAPI) failNext(method string, fl failure) {
@@ -361,16 +449,20 @@ func (c *fakeCore) decideCalls() []string {
 	return slices.Clone(c.decides)
 }
 
-// syncBuffer is a log sink safe for concurrent writes.
+// syncBuffer is a log sink safe for concurrent writes; each write
+// notifies its signal.
 type syncBuffer struct {
+	signal
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
+	n, err := s.buf.Write(p)
+	s.mu.Unlock()
+	s.notify()
+	return n, err
 }
 
 func (s *syncBuffer) String() string {
@@ -379,7 +471,9 @@ func (s *syncBuffer) String() string {
 	return s.buf.String()
 }
 
-// harness runs a Bot against a fake API and a fake core.
+// harness runs a Bot against a fake API and a fake core. Tests that use it
+// run inside synctest.Test: the bot's clock is the bubble's, and idle
+// tells when the bot has done all it is going to do.
 type harness struct {
 	api  *fakeAPI
 	core *fakeCore
@@ -388,18 +482,14 @@ type harness struct {
 	stop func() // cancels Run and waits for it
 }
 
-// startBot runs a bot; edit adjusts its options. The bot is stopped, and
-// its logs checked for the token, at the end of the test.
+// startBot runs a bot on api; edit adjusts its options. The bot is
+// stopped, and its logs checked for the token, at the end of the test.
 func startBot(t *testing.T, api *fakeAPI, fc *fakeCore, offsetFile string, edit func(*Options)) *harness {
-	return startTuned(t, api, fc, offsetFile, edit, nil)
-}
-
-// startTuned is startBot with tune applied to the Bot before it runs.
-func startTuned(t *testing.T, api *fakeAPI, fc *fakeCore, offsetFile string, edit func(*Options), tune func(*Bot)) *harness {
 	t.Helper()
 	logs := &syncBuffer{}
 	opts := Options{
-		Token: testToken, APIBase: api.srv.URL, AllowedUsers: []int64{owner}, Core: fc, Audit: fc,
+		Token: testToken, APIBase: fakeBase, HTTPClient: &http.Client{Transport: api},
+		AllowedUsers: []int64{owner}, Core: fc, Audit: fc,
 		Logger:      slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		PollTimeout: time.Second, OffsetFile: offsetFile,
 		Status: func() string { return "all good <ok>" },
@@ -410,9 +500,6 @@ func startTuned(t *testing.T, api *fakeAPI, fc *fakeCore, offsetFile string, edi
 	b, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if tune != nil {
-		tune(b)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -439,20 +526,11 @@ func startTuned(t *testing.T, api *fakeAPI, fc *fakeCore, offsetFile string, edi
 }
 
 func newHarness(t *testing.T) *harness {
-	return startBot(t, newFakeAPI(t), newFakeCore(), "", nil)
+	return startBot(t, newFakeAPI(), newFakeCore(), "", nil)
 }
 
-// waitFor polls cond until it holds, or fails the test after 5 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// settle gives the bot a moment in which nothing should happen.
-func settle() { time.Sleep(150 * time.Millisecond) }
+// idle waits until the bot has done everything it will do without news:
+// every goroutine in the bubble is blocked, the poll on the fake's next
+// update and the rest on nothing or on a timer. A test asserts that
+// something did not happen after idle, not after a pause.
+func idle() { synctest.Wait() }
