@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/shelldon/shelldon/internal/selfcode"
@@ -146,10 +145,11 @@ func capString(s string, n int) string {
 }
 
 // runToolCall runs one call of a live self-coded tool over the channel of
-// selftools (see its package doc): it reads the selftools.CallRequest,
-// relays the tool's host calls to the worker and sends the
-// selftools.CallResult. The sandbox it runs in has no network: a granted
-// capability is served by the worker, outside it.
+// selftools (see its package doc): it reads the worker's
+// selftools.MethodRun call, calls the worker for the tool's host calls and
+// replies with the selftools.CallResult or the tool's error. The sandbox it
+// runs in has no network: a granted capability is served by the worker,
+// outside it.
 func runToolCall(stdin io.Reader, stdout io.Writer) error {
 	debug.SetMemoryLimit(96 << 20)
 	return serveToolCall(stdin, stdout)
@@ -161,24 +161,26 @@ func serveToolCall(stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("toolcall: read request: %w", err)
 	}
-	if f.Type != selftools.FrameCall {
+	if f.Type != wire.TypeCall || f.Method != selftools.MethodRun {
 		return fmt.Errorf("toolcall: read request: a %q frame", f.Type)
 	}
 	var req selftools.CallRequest
 	if err := f.Decode(&req); err != nil {
 		return fmt.Errorf("toolcall: read request: %w", err)
 	}
-	out, err := toolCall(req, newRelay(conn))
-	// A result is at most 16 KiB and a note; both caps together, even with
-	// every byte escaped in JSON, fit the worker's frame cap.
-	res := selftools.CallResult{Result: capString(out, 20<<10)}
+	worker := wire.NewClient(conn)
+	// Only replies to the host calls come now; anything else ends them.
+	go worker.Read(nil)
+	out, err := toolCall(req, hostCalls{worker})
+	// A result is at most 20 KiB, an error 12 KiB; either, even with every
+	// byte escaped in JSON, fits the worker's frame cap.
 	if err != nil {
-		res.Error = capString(err.Error(), 12<<10)
+		return conn.SendReplyError(f.Seq, capString(err.Error(), 12<<10))
 	}
-	return conn.Send(selftools.FrameResult, res)
+	return conn.SendReply(f.Seq, selftools.CallResult{Result: capString(out, 20<<10)})
 }
 
-func toolCall(req selftools.CallRequest, rl *relay) (string, error) {
+func toolCall(req selftools.CallRequest, host hostCalls) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Second)
 	defer cancel()
 	st := req.Tool
@@ -195,7 +197,7 @@ func toolCall(req selftools.CallRequest, rl *relay) (string, error) {
 	// messages; the worker serves it only as its own grant says.
 	var httpGet func(context.Context, string) (int, string, error)
 	if len(st.Capabilities["http"]) > 0 {
-		httpGet = rl.httpGet
+		httpGet = host.httpGet
 	}
 	switch st.Language {
 	case selfcode.Starlark:
@@ -222,74 +224,25 @@ func readVersion(dir, language, name string) (string, string, error) {
 	return string(code), string(test), nil
 }
 
-// relay is the toolcall child's end of the host calls: each one is a
-// selftools.HostCall frame to the worker and its selftools.HostAnswer
-// frame back, one at a time. A call abandoned before its answer (its
-// context ended) breaks the relay: answers would no longer pair up.
-type relay struct {
-	conn    *wire.Conn
-	mu      sync.Mutex
-	answers chan wire.Frame // closed when the worker's stream ends
-	started bool
-	broken  error
-}
-
-func newRelay(conn *wire.Conn) *relay {
-	return &relay{conn: conn, answers: make(chan wire.Frame)}
-}
-
-// read passes the worker's frames on until its stream ends.
-func (r *relay) read() {
-	defer close(r.answers)
-	for {
-		f, err := r.conn.Recv()
-		if err != nil {
-			return
-		}
-		r.answers <- f
-	}
+// hostCalls is the toolcall child's end of the host calls: each is a call
+// of the worker, which serves it as its own grant says.
+type hostCalls struct {
+	worker *wire.Client
 }
 
 // httpGet is the http capability, as the worker serves it.
-func (r *relay) httpGet(ctx context.Context, url string) (int, string, error) {
-	ans, err := r.call(ctx, selftools.HostCall{Kind: selftools.HostHTTPGet, URL: url})
-	if err != nil {
+func (h hostCalls) httpGet(ctx context.Context, url string) (int, string, error) {
+	if len(url) > selftools.MaxURL {
+		return 0, "", fmt.Errorf("http: the URL is %d bytes long; the limit is %d", len(url), selftools.MaxURL)
+	}
+	var resp selftools.HTTPResponse
+	err := h.worker.Call(ctx, selftools.MethodHTTPGet, selftools.HTTPGet{URL: url}, &resp)
+	var refused *wire.RemoteError
+	switch {
+	case err == nil:
+		return resp.Status, string(resp.Body), nil
+	case errors.As(err, &refused), ctx.Err() != nil:
 		return 0, "", err
 	}
-	return ans.Status, string(ans.Body), nil
-}
-
-// call makes one host call and waits for its answer.
-func (r *relay) call(ctx context.Context, hc selftools.HostCall) (selftools.HostAnswer, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.broken != nil {
-		return selftools.HostAnswer{}, r.broken
-	}
-	if len(hc.URL) > selftools.MaxURL {
-		return selftools.HostAnswer{}, fmt.Errorf("http: the URL is %d bytes long; the limit is %d", len(hc.URL), selftools.MaxURL)
-	}
-	if !r.started {
-		r.started = true
-		go r.read()
-	}
-	if err := r.conn.Send(selftools.FrameHost, hc); err != nil {
-		r.broken = fmt.Errorf("%s: the worker is gone", hc.Kind)
-		return selftools.HostAnswer{}, r.broken
-	}
-	select {
-	case f, ok := <-r.answers:
-		var ans selftools.HostAnswer
-		if !ok || f.Type != selftools.FrameAnswer || f.Decode(&ans) != nil {
-			r.broken = fmt.Errorf("%s: the worker did not answer", hc.Kind)
-			return selftools.HostAnswer{}, r.broken
-		}
-		if ans.Error != "" {
-			return selftools.HostAnswer{}, errors.New(ans.Error)
-		}
-		return ans, nil
-	case <-ctx.Done():
-		r.broken = fmt.Errorf("%s: abandoned: %w", hc.Kind, ctx.Err())
-		return selftools.HostAnswer{}, ctx.Err()
-	}
+	return 0, "", fmt.Errorf("%s: the worker did not answer (%v)", selftools.MethodHTTPGet, err)
 }

@@ -55,14 +55,38 @@ func liveStarlark(t *testing.T, code string, hosts ...string) contracts.SelfTool
 	return st
 }
 
-func recvResult(t *testing.T, c *wire.Conn) selftools.CallResult {
+// runSeq numbers the test's run call.
+const runSeq = 7
+
+// run sends the run call of st with args.
+func run(t *testing.T, c *wire.Conn, st contracts.SelfTool, args string) {
+	t.Helper()
+	if err := c.SendCall(runSeq, selftools.MethodRun, selftools.CallRequest{Tool: st, Args: json.RawMessage(args)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recvResult reads the reply to the run call: the result, or the tool's
+// error.
+func recvResult(t *testing.T, c *wire.Conn) (string, string) {
 	t.Helper()
 	f, err := c.Recv()
 	var res selftools.CallResult
-	if err != nil || f.Type != selftools.FrameResult || f.Decode(&res) != nil {
-		t.Fatalf("want the result frame, got %+v, %v", f, err)
+	if err != nil || f.Type != wire.TypeReply || f.Seq != runSeq || (f.Error == "" && f.Decode(&res) != nil) {
+		t.Fatalf("want the reply to the run call, got %+v, %v", f, err)
 	}
-	return res
+	return res.Result, f.Error
+}
+
+// recvHostCall reads a host call.
+func recvHostCall(t *testing.T, c *wire.Conn) (wire.Frame, selftools.HTTPGet) {
+	t.Helper()
+	f, err := c.Recv()
+	var req selftools.HTTPGet
+	if err != nil || f.Type != wire.TypeCall || f.Decode(&req) != nil {
+		t.Fatalf("want a host call, got %+v, %v", f, err)
+	}
+	return f, req
 }
 
 // TestToolCallRelaysHTTP: the toolcall child has no http of its own; each
@@ -70,21 +94,16 @@ func recvResult(t *testing.T, c *wire.Conn) selftools.CallResult {
 func TestToolCallRelaysHTTP(t *testing.T) {
 	t.Parallel()
 	c, done := toolCallChild(t)
-	st := liveStarlark(t, fetchTool, "api.example.com")
-	if err := c.Send(selftools.FrameCall, selftools.CallRequest{Tool: st, Args: json.RawMessage(`{"url": "https://api.example.com/x"}`)}); err != nil {
-		t.Fatal(err)
+	run(t, c, liveStarlark(t, fetchTool, "api.example.com"), `{"url": "https://api.example.com/x"}`)
+	f, req := recvHostCall(t, c)
+	if f.Method != selftools.MethodHTTPGet || req.URL != "https://api.example.com/x" {
+		t.Fatalf("host call %+v %+v", f, req)
 	}
-	f, err := c.Recv()
-	var hc selftools.HostCall
-	if err != nil || f.Type != selftools.FrameHost || f.Decode(&hc) != nil {
-		t.Fatalf("want a host call, got %+v, %v", f, err)
-	}
-	if hc.Kind != selftools.HostHTTPGet || hc.URL != "https://api.example.com/x" {
-		t.Fatalf("host call %+v", hc)
-	}
-	c.Send(selftools.FrameAnswer, selftools.HostAnswer{Status: 200, Body: []byte("from the worker")})
-	if res := recvResult(t, c); res.Error != "" || res.Result != "200 from the worker" {
-		t.Fatalf("result %+v", res)
+	// A reply to no call the child made is dropped; the one to its call counts.
+	c.SendReply(f.Seq+1, selftools.HTTPResponse{Status: 500, Body: []byte("stray")})
+	c.SendReply(f.Seq, selftools.HTTPResponse{Status: 200, Body: []byte("from the worker")})
+	if res, errText := recvResult(t, c); errText != "" || res != "200 from the worker" {
+		t.Fatalf("result %q, error %q", res, errText)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -99,37 +118,35 @@ func TestToolCallRelayRefusals(t *testing.T) {
 	t.Run("refused", func(t *testing.T) {
 		t.Parallel()
 		c, _ := toolCallChild(t)
-		c.Send(selftools.FrameCall, selftools.CallRequest{Tool: liveStarlark(t, fetchTool, "api.example.com"), Args: json.RawMessage(`{"url": "https://api.example.com/x"}`)})
-		if f, err := c.Recv(); err != nil || f.Type != selftools.FrameHost {
-			t.Fatalf("%+v %v", f, err)
-		}
-		c.Send(selftools.FrameAnswer, selftools.HostAnswer{Error: "http: no, says the worker"})
-		if res := recvResult(t, c); !strings.Contains(res.Error, "no, says the worker") {
-			t.Fatalf("result %+v", res)
+		run(t, c, liveStarlark(t, fetchTool, "api.example.com"), `{"url": "https://api.example.com/x"}`)
+		f, _ := recvHostCall(t, c)
+		c.SendReplyError(f.Seq, "http: no, says the worker")
+		if _, errText := recvResult(t, c); !strings.Contains(errText, "no, says the worker") {
+			t.Fatalf("error %q", errText)
 		}
 	})
 	t.Run("not granted", func(t *testing.T) {
 		t.Parallel()
 		c, _ := toolCallChild(t)
-		c.Send(selftools.FrameCall, selftools.CallRequest{Tool: liveStarlark(t, fetchTool), Args: json.RawMessage(`{"url": "https://api.example.com/x"}`)})
-		if res := recvResult(t, c); !strings.Contains(res.Error, "not granted") {
-			t.Fatalf("result %+v", res)
+		run(t, c, liveStarlark(t, fetchTool), `{"url": "https://api.example.com/x"}`)
+		if _, errText := recvResult(t, c); !strings.Contains(errText, "not granted") {
+			t.Fatalf("error %q", errText)
 		}
 	})
 	t.Run("wrong answer", func(t *testing.T) {
 		t.Parallel()
 		c, _ := toolCallChild(t)
-		c.Send(selftools.FrameCall, selftools.CallRequest{Tool: liveStarlark(t, fetchTool, "api.example.com"), Args: json.RawMessage(`{"url": "https://api.example.com/x"}`)})
-		c.Recv()
-		c.Send(selftools.FrameCall, "nonsense")
-		if res := recvResult(t, c); !strings.Contains(res.Error, "did not answer") {
-			t.Fatalf("result %+v", res)
+		run(t, c, liveStarlark(t, fetchTool, "api.example.com"), `{"url": "https://api.example.com/x"}`)
+		recvHostCall(t, c)
+		c.SendCall(1, selftools.MethodRun, "nonsense")
+		if _, errText := recvResult(t, c); !strings.Contains(errText, "did not answer") {
+			t.Fatalf("error %q", errText)
 		}
 	})
 	t.Run("no call", func(t *testing.T) {
 		t.Parallel()
 		c, done := toolCallChild(t)
-		c.Send(selftools.FrameAnswer, selftools.HostAnswer{})
+		c.SendReply(1, selftools.HTTPResponse{})
 		if err := <-done; err == nil {
 			t.Fatal("a child without a call request ran")
 		}

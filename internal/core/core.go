@@ -245,8 +245,8 @@ func (c *Core) runTurn(ctx context.Context, chat, text string, resume *contracts
 // cancelGrace is how long a cancelled worker gets to return what it has.
 const cancelGrace = 2 * time.Second
 
-// runWorker spawns the turn's worker, serves its model calls and events, and
-// returns its result.
+// runWorker spawns the turn's worker, serves its calls (the table of
+// requests.go) and events, and returns its result.
 func (c *Core) runWorker(ctx context.Context, job contracts.Job, ev Events) (contracts.Result, error) {
 	// The worker enforces the budget itself; this is the backstop for a
 	// worker that hangs.
@@ -279,13 +279,19 @@ func (c *Core) runWorker(ctx context.Context, job contracts.Job, ev Events) (con
 		}
 	}()
 
-	// Model calls run one at a time in their own goroutine, so a cancel can
-	// reach the worker while the daemon waits on the provider.
+	// The model call runs in its own goroutine, so a cancel can reach the
+	// worker while the daemon waits on the provider; the other calls are
+	// served in order with the events.
 	modelCtx, cancelModel := context.WithDeadline(ctx, job.Deadline)
 	defer cancelModel()
+	calls := c.calls(job, ev)
+	serve := func(ctx context.Context, f wire.Frame) {
+		if err := calls.Serve(ctx, conn, f); err != nil {
+			c.log.Debug("answer the worker", "method", f.Method, "err", err)
+		}
+	}
 	cancelled := ctx.Done()
 	var grace <-chan time.Time
-	configured := false // an approved update_config applies once
 	for {
 		select {
 		case <-cancelled:
@@ -301,22 +307,18 @@ func (c *Core) runWorker(ctx context.Context, job contracts.Job, ev Events) (con
 			return contracts.Result{}, fmt.Errorf("the worker exited without a result (%v; %v)", err, werr)
 		case f := <-frames:
 			switch f.Type {
-			case wire.TypeComplete:
-				var msg wire.CompleteMsg
-				if err := f.Decode(&msg); err != nil {
-					return contracts.Result{}, err
+			case wire.TypeCall:
+				if f.Method == wire.MethodComplete {
+					go serve(modelCtx, f)
+				} else {
+					serve(ctx, f)
 				}
-				go c.complete(modelCtx, conn, msg, ev)
 			case wire.TypeEvent:
 				var te contracts.ToolEvent
 				if err := f.Decode(&te); err != nil {
 					return contracts.Result{}, err
 				}
 				c.toolEvent(ctx, job, te, ev)
-			case wire.TypeSkill, wire.TypeConfigure, wire.TypePropose:
-				if err := c.answer(ctx, job, conn, f, &configured); err != nil {
-					return contracts.Result{}, err
-				}
 			case wire.TypeResult:
 				if f.Error != "" {
 					return contracts.Result{}, errors.New(f.Error)
@@ -330,26 +332,6 @@ func (c *Core) runWorker(ctx context.Context, job contracts.Job, ev Events) (con
 				return contracts.Result{}, fmt.Errorf("unexpected %q frame from the worker", f.Type)
 			}
 		}
-	}
-}
-
-// complete makes the model call a worker asked for and sends the answer back.
-func (c *Core) complete(ctx context.Context, conn *wire.Conn, msg wire.CompleteMsg, ev Events) {
-	comp, err := c.opts.Model.Complete(ctx, msg.Request, ev.Text)
-	if err != nil && ctx.Err() != nil {
-		// The turn was cancelled or ran out of time: the worker learns that
-		// from the cancel frame or its own deadline, not from a model error
-		// that could reach it first and read as a broken provider.
-		return
-	}
-	reply := wire.CompletionMsg{Seq: msg.Seq, Completion: comp}
-	if err != nil {
-		// The broker's errors carry no secret; redact anyway, on the way to the worker.
-		reply.Error = c.opts.Redact(err.Error())
-		c.log.Warn("model call failed", "err", reply.Error)
-	}
-	if err := conn.Send(wire.TypeCompletion, reply); err != nil {
-		c.log.Debug("send completion to worker", "err", err)
 	}
 }
 

@@ -1,8 +1,18 @@
-// Package wire frames the messages between the daemon and its child processes
-// (the per-turn worker, and later the sandbox helper): a 4-byte big-endian
-// length followed by that many bytes of JSON. The length is checked against a
-// cap before anything is allocated, so a broken or hostile peer cannot make
-// the reader allocate more than the cap.
+// Package wire frames the messages between shelldon's processes (the daemon
+// and a turn's worker, the worker and a self-coded tool's child): a 4-byte
+// big-endian length followed by that many bytes of JSON. The length is
+// checked against a cap before anything is allocated, so a broken or hostile
+// peer cannot make the reader allocate more than the cap.
+//
+// A request one side makes of the other is a call: a TypeCall frame carries a
+// sequence number, a method name and the request's body; the TypeReply frame
+// with the same sequence number carries the answer's body or an error. The
+// calling side's Client keeps the calls waiting for a reply; the serving
+// side's Handlers table answers each method, and a method it lacks or a body
+// that does not decode is an error reply. Every request, of the worker to the
+// daemon (Method*) and of a self-coded tool's child to the worker, is such a
+// call; the frames that are no request (TypeJob, TypeEvent, TypeResult,
+// TypeCancel) keep their own types.
 package wire
 
 import (
@@ -13,8 +23,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-
-	"github.com/shelldon/shelldon/internal/contracts"
 )
 
 // MaxFrame is the default cap on one frame's body.
@@ -23,28 +31,35 @@ const MaxFrame = 16 << 20
 // ErrTooLarge is returned for a frame whose declared length exceeds the cap.
 var ErrTooLarge = errors.New("wire: frame too large")
 
-// Frame types exchanged between the daemon and a worker.
+// Frame types.
 const (
-	TypeJob        = "job"        // daemon → worker: contracts.Job
-	TypeComplete   = "complete"   // worker → daemon: contracts.Request
-	TypeCompletion = "completion" // daemon → worker: contracts.Completion, or Error
-	TypeEvent      = "event"      // worker → daemon: contracts.ToolEvent
-	TypeResult     = "result"     // worker → daemon: contracts.Result, or Error
-	TypeCancel     = "cancel"     // daemon → worker: end the turn now with what it has
-	TypePropose    = "propose"    // worker → daemon: ProposeMsg, a tool whose gate passed
-	TypeProposed   = "proposed"   // daemon → worker: ProposedMsg, or Error
-	TypeConfigure  = "configure"  // worker → daemon: ConfigureMsg, an approved update_config
-	TypeConfigured = "configured" // daemon → worker: ConfiguredMsg
-	TypeSkill      = "skill"      // worker → daemon: SkillMsg
-	TypeSkillDone  = "skill_done" // daemon → worker: SkillDoneMsg
+	TypeCall  = "call"  // either way: a request, Seq and Method set, Body the method's request
+	TypeReply = "reply" // the answer to the call with the same Seq: Body the method's answer, or Error
+	// Between the daemon and a worker.
+	TypeJob    = "job"    // daemon → worker: contracts.Job
+	TypeEvent  = "event"  // worker → daemon: contracts.ToolEvent
+	TypeResult = "result" // worker → daemon: contracts.Result, or Error
+	TypeCancel = "cancel" // daemon → worker: end the turn now with what it has
+)
+
+// Methods a worker calls on the daemon, with the bodies of the call and of
+// its reply.
+const (
+	MethodComplete  = "complete"  // a model call: contracts.Request → contracts.Completion
+	MethodPropose   = "propose"   // a tool whose gate passed: contracts.Proposal → contracts.Proposed
+	MethodConfigure = "configure" // an approved update_config: its changes (JSON) → the diff ([]string)
+	MethodSkill     = "skill"     // a skills operation: contracts.SkillRequest → its text (string)
 )
 
 // Frame is one message. Body holds the JSON of the type's payload; Error is
-// set instead when the sender reports a failure.
+// set instead when the sender reports a failure. Seq and Method are set on a
+// call, Seq on its reply.
 type Frame struct {
-	Type  string          `json:"type"`
-	Body  json.RawMessage `json:"body,omitempty"`
-	Error string          `json:"error,omitempty"`
+	Type   string          `json:"type"`
+	Seq    int64           `json:"seq,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Body   json.RawMessage `json:"body,omitempty"`
+	Error  string          `json:"error,omitempty"`
 }
 
 // Decode unmarshals the frame's body into v.
@@ -85,6 +100,31 @@ func (c *Conn) Send(typ string, v any) error {
 // SendError writes one frame of type typ that reports a failure.
 func (c *Conn) SendError(typ string, msg string) error {
 	return c.write(Frame{Type: typ, Error: msg})
+}
+
+// SendCall writes a call of method whose request is v marshaled to JSON.
+// A Client numbers its calls itself; SendCall is for a caller that makes
+// one call at a time and reads the replies itself.
+func (c *Conn) SendCall(seq int64, method string, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("wire: encode %s call: %w", method, err)
+	}
+	return c.write(Frame{Type: TypeCall, Seq: seq, Method: method, Body: body})
+}
+
+// SendReply writes the reply to call seq whose body is v marshaled to JSON.
+func (c *Conn) SendReply(seq int64, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("wire: encode reply %d: %w", seq, err)
+	}
+	return c.write(Frame{Type: TypeReply, Seq: seq, Body: body})
+}
+
+// SendReplyError writes the reply to call seq that reports a failure.
+func (c *Conn) SendReplyError(seq int64, msg string) error {
+	return c.write(Frame{Type: TypeReply, Seq: seq, Error: msg})
 }
 
 func (c *Conn) write(f Frame) error {
@@ -138,58 +178,4 @@ func ReadFrame(r io.Reader, max int) (Frame, error) {
 		return Frame{}, errors.New("wire: frame without a type")
 	}
 	return f, nil
-}
-
-// CompleteMsg is the body of a TypeComplete frame: a model call the worker
-// asks the daemon to make. Seq pairs it with its CompletionMsg.
-type CompleteMsg struct {
-	Seq     int64             `json:"seq"`
-	Request contracts.Request `json:"request"`
-}
-
-// CompletionMsg is the body of a TypeCompletion frame. Error is set, and
-// Completion empty, when the model could not be reached.
-type CompletionMsg struct {
-	Seq        int64                `json:"seq"`
-	Completion contracts.Completion `json:"completion"`
-	Error      string               `json:"error,omitempty"`
-}
-
-// ProposeMsg is the body of a TypePropose frame.
-type ProposeMsg struct {
-	Seq      int64              `json:"seq"`
-	Proposal contracts.Proposal `json:"proposal"`
-}
-
-// ProposedMsg is the body of a TypeProposed frame.
-type ProposedMsg struct {
-	Seq      int64              `json:"seq"`
-	Proposed contracts.Proposed `json:"proposed"`
-	Error    string             `json:"error,omitempty"`
-}
-
-// ConfigureMsg is the body of a TypeConfigure frame.
-type ConfigureMsg struct {
-	Seq     int64           `json:"seq"`
-	Changes json.RawMessage `json:"changes"`
-}
-
-// ConfiguredMsg is the body of a TypeConfigured frame.
-type ConfiguredMsg struct {
-	Seq   int64    `json:"seq"`
-	Diff  []string `json:"diff,omitempty"`
-	Error string   `json:"error,omitempty"`
-}
-
-// SkillMsg is the body of a TypeSkill frame.
-type SkillMsg struct {
-	Seq     int64                  `json:"seq"`
-	Request contracts.SkillRequest `json:"request"`
-}
-
-// SkillDoneMsg is the body of a TypeSkillDone frame.
-type SkillDoneMsg struct {
-	Seq    int64  `json:"seq"`
-	Result string `json:"result,omitempty"`
-	Error  string `json:"error,omitempty"`
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/shelldon/shelldon/internal/contracts"
@@ -56,7 +55,7 @@ func Serve(ctx context.Context, conn *wire.Conn, build Builder, redact func(stri
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go rm.readLoop(ctx, cancel, logger)
+	go rm.readLoop(cancel, logger)
 
 	loop := &Loop{
 		Model:  rm,
@@ -78,14 +77,10 @@ func Serve(ctx context.Context, conn *wire.Conn, build Builder, redact func(stri
 }
 
 // daemonClient asks the daemon for completions, proposals, skills and config
-// changes over the frame pipe. Each request carries a sequence number; the
-// answer with the same number goes to the request waiting for it.
+// changes: each is a call of the frame pipe's wire.Client (see wire's
+// Method* for the bodies).
 type daemonClient struct {
-	conn    *wire.Conn
-	mu      sync.Mutex
-	seq     int64
-	pending map[int64]chan wire.Frame
-	closed  bool
+	calls *wire.Client
 }
 
 var (
@@ -94,145 +89,60 @@ var (
 )
 
 func newRemote(conn *wire.Conn) *daemonClient {
-	return &daemonClient{conn: conn, pending: map[int64]chan wire.Frame{}}
-}
-
-// call sends one request and waits for its answer.
-func (m *daemonClient) call(ctx context.Context, typ string, body func(seq int64) any) (wire.Frame, error) {
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return wire.Frame{}, errors.New("the daemon closed the pipe")
-	}
-	m.seq++
-	seq := m.seq
-	ch := make(chan wire.Frame, 1)
-	m.pending[seq] = ch
-	m.mu.Unlock()
-	defer func() {
-		m.mu.Lock()
-		delete(m.pending, seq)
-		m.mu.Unlock()
-	}()
-	if err := m.conn.Send(typ, body(seq)); err != nil {
-		return wire.Frame{}, err
-	}
-	select {
-	case <-ctx.Done():
-		return wire.Frame{}, ctx.Err()
-	case f, ok := <-ch:
-		if !ok {
-			return wire.Frame{}, errors.New("the daemon closed the pipe")
-		}
-		return f, nil
-	}
+	return &daemonClient{calls: wire.NewClient(conn)}
 }
 
 // Propose sends a proposal and waits for the daemon's answer.
 func (m *daemonClient) Propose(ctx context.Context, p contracts.Proposal) (contracts.Proposed, error) {
-	f, err := m.call(ctx, wire.TypePropose, func(seq int64) any { return wire.ProposeMsg{Seq: seq, Proposal: p} })
-	if err != nil {
+	var got contracts.Proposed
+	if err := m.calls.Call(ctx, wire.MethodPropose, p, &got); err != nil {
 		return contracts.Proposed{}, err
 	}
-	var msg wire.ProposedMsg
-	if err := f.Decode(&msg); err != nil {
-		return contracts.Proposed{}, err
-	}
-	if msg.Error != "" {
-		return contracts.Proposed{}, errors.New(msg.Error)
-	}
-	return msg.Proposed, nil
+	return got, nil
 }
 
 // Configure asks the daemon to apply the config change the owner approved
 // (update_config) and returns what changed.
 func (m *daemonClient) Configure(ctx context.Context, changes json.RawMessage) ([]string, error) {
-	f, err := m.call(ctx, wire.TypeConfigure, func(seq int64) any { return wire.ConfigureMsg{Seq: seq, Changes: changes} })
-	if err != nil {
+	var diff []string
+	if err := m.calls.Call(ctx, wire.MethodConfigure, changes, &diff); err != nil {
 		return nil, err
 	}
-	var msg wire.ConfiguredMsg
-	if err := f.Decode(&msg); err != nil {
-		return nil, err
-	}
-	if msg.Error != "" {
-		return nil, errors.New(msg.Error)
-	}
-	return msg.Diff, nil
+	return diff, nil
 }
 
 // Skill asks the daemon for a skills operation.
 func (m *daemonClient) Skill(ctx context.Context, req contracts.SkillRequest) (string, error) {
-	f, err := m.call(ctx, wire.TypeSkill, func(seq int64) any { return wire.SkillMsg{Seq: seq, Request: req} })
-	if err != nil {
+	var out string
+	if err := m.calls.Call(ctx, wire.MethodSkill, req, &out); err != nil {
 		return "", err
 	}
-	var msg wire.SkillDoneMsg
-	if err := f.Decode(&msg); err != nil {
-		return "", err
-	}
-	if msg.Error != "" {
-		return "", errors.New(msg.Error)
-	}
-	return msg.Result, nil
+	return out, nil
 }
 
+// Complete asks the daemon for a model call.
 func (m *daemonClient) Complete(ctx context.Context, req contracts.Request) (contracts.Completion, error) {
-	f, err := m.call(ctx, wire.TypeComplete, func(seq int64) any { return wire.CompleteMsg{Seq: seq, Request: req} })
-	if err != nil {
+	var comp contracts.Completion
+	if err := m.calls.Call(ctx, wire.MethodComplete, req, &comp); err != nil {
 		return contracts.Completion{}, err
 	}
-	var msg wire.CompletionMsg
-	if err := f.Decode(&msg); err != nil {
-		return contracts.Completion{}, err
-	}
-	if f.Error != "" {
-		msg.Error = f.Error
-	}
-	if msg.Error != "" {
-		return msg.Completion, errors.New(msg.Error)
-	}
-	return msg.Completion, nil
+	return comp, nil
 }
 
-// readLoop routes the daemon's frames: answers to the request waiting for
-// them, a cancel (or the pipe closing) to the turn's context.
-func (m *daemonClient) readLoop(ctx context.Context, cancel context.CancelFunc, logger *slog.Logger) {
-	defer func() {
-		m.mu.Lock()
-		m.closed = true
-		for seq, ch := range m.pending {
-			close(ch)
-			delete(m.pending, seq)
-		}
-		m.mu.Unlock()
-	}()
-	for {
-		f, err := m.conn.Recv()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				logger.Warn("worker: read from daemon", "err", err)
-			}
-			cancel()
-			return
-		}
+// readLoop routes the daemon's frames: replies to the call waiting for them
+// (one a call gave up on is dropped), a cancel (or the pipe closing) to the
+// turn's context.
+func (m *daemonClient) readLoop(cancel context.CancelFunc, logger *slog.Logger) {
+	err := m.calls.Read(func(f wire.Frame) error {
 		if f.Type == wire.TypeCancel {
 			cancel()
-			continue
+		} else {
+			logger.Debug("worker: a frame from the daemon dropped", "type", f.Type)
 		}
-		var hdr struct {
-			Seq int64 `json:"seq"`
-		}
-		json.Unmarshal(f.Body, &hdr)
-		m.mu.Lock()
-		ch, ok := m.pending[hdr.Seq]
-		m.mu.Unlock()
-		if !ok {
-			continue // the answer to a request this turn already gave up on
-		}
-		select {
-		case ch <- f:
-		default:
-		}
+		return nil
+	})
+	if !errors.Is(err, io.EOF) {
+		logger.Warn("worker: read from daemon", "err", err)
 	}
+	cancel()
 }

@@ -81,13 +81,13 @@ func callTool(ctx context.Context, env Env, st contracts.SelfTool, args json.Raw
 		close(waited)
 	}()
 	type outcome struct {
-		res CallResult
+		res answer
 		err error
 	}
 	served := make(chan outcome, 1)
-	h := &host{http: grantedHTTP(st.Capabilities["http"], env.HTTP)}
+	host := hostCalls(st, env.HTTP)
 	go func() {
-		r, err := serve(callCtx, h, CallRequest{Tool: st, Args: args}, inW, outR)
+		r, err := serve(callCtx, host, CallRequest{Tool: st, Args: args}, inW, outR)
 		served <- outcome{r, err}
 	}()
 
@@ -122,10 +122,10 @@ func callTool(ctx context.Context, env Env, st contracts.SelfTool, args json.Raw
 
 	switch {
 	case out.err == nil:
-		if out.res.Error != "" {
-			return "", errors.New(trim(out.res.Error, MaxResultText))
+		if out.res.err != "" {
+			return "", errors.New(trim(out.res.err, MaxResultText))
 		}
-		return trim(out.res.Result, MaxResultText), nil
+		return trim(out.res.result, MaxResultText), nil
 	case errors.Is(callCtx.Err(), context.DeadlineExceeded) || res.TimedOut:
 		return "", fmt.Errorf("it did not finish within %s and was killed", pol.Timeout)
 	case ctx.Err() != nil:
@@ -148,74 +148,83 @@ func kill(proc *sandbox.Process, waited <-chan struct{}) {
 	}
 }
 
-// serve sends the request, then answers the child's host calls until its
-// result. Every read is capped at MaxChildFrame; anything but a host call or
-// the result ends the call.
-func serve(ctx context.Context, h *host, req CallRequest, w io.Writer, r io.Reader) (CallResult, error) {
+// runSeq numbers the worker's one call on the channel, MethodRun.
+const runSeq = 1
+
+// answer is what the child answered the run call: the tool's result, or its
+// error.
+type answer struct {
+	result, err string
+}
+
+// serve calls MethodRun, then serves the child's host calls from host until
+// the reply. Every read is capped at MaxChildFrame; anything but a host call
+// or the reply to the run call ends the call.
+func serve(ctx context.Context, host wire.Handlers, req CallRequest, w io.Writer, r io.Reader) (answer, error) {
 	send := wire.NewConn(strings.NewReader(""), w, MaxWorkerFrame)
-	if err := send.Send(FrameCall, req); err != nil {
+	if err := send.SendCall(runSeq, MethodRun, req); err != nil {
 		if errors.Is(err, wire.ErrTooLarge) {
-			return CallResult{Error: fmt.Sprintf("the call's arguments are too large (the limit is %d bytes)", MaxWorkerFrame)}, nil
+			return answer{err: fmt.Sprintf("the call's arguments are too large (the limit is %d bytes)", MaxWorkerFrame)}, nil
 		}
-		return CallResult{}, fmt.Errorf("%w: %v", errEnded, err)
+		return answer{}, fmt.Errorf("%w: %v", errEnded, err)
 	}
 	br := bufio.NewReader(r)
 	for calls := 0; ; {
 		f, err := wire.ReadFrame(br, MaxChildFrame)
 		switch {
 		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, os.ErrClosed):
-			return CallResult{}, errEnded // the child's exit status says why
+			return answer{}, errEnded // the child's exit status says why
 		case err != nil:
-			return CallResult{}, err
+			return answer{}, err
 		}
 		switch f.Type {
-		case FrameResult:
+		case wire.TypeReply:
+			if f.Seq != runSeq {
+				return answer{}, fmt.Errorf("a reply to call %d, which the worker never made", f.Seq)
+			}
+			if f.Error != "" {
+				return answer{err: f.Error}, nil
+			}
 			var res CallResult
 			if err := f.Decode(&res); err != nil {
-				return CallResult{}, err
+				return answer{}, err
 			}
-			return res, nil
-		case FrameHost:
-			var hc HostCall
-			if err := f.Decode(&hc); err != nil {
-				return CallResult{}, err
-			}
+			return answer{result: res.Result}, nil
+		case wire.TypeCall:
 			calls++
-			if calls > MaxHostCalls+8 {
-				return CallResult{}, fmt.Errorf("more than %d host calls, after refusals", MaxHostCalls)
+			switch {
+			case calls > MaxHostCalls+8:
+				return answer{}, fmt.Errorf("more than %d host calls, after refusals", MaxHostCalls)
+			case calls > MaxHostCalls:
+				err = send.SendReplyError(f.Seq, fmt.Sprintf("more than %d requests in one call", MaxHostCalls))
+			default:
+				err = host.Serve(ctx, send, f)
 			}
-			if err := send.Send(FrameAnswer, h.answer(ctx, hc, calls)); err != nil {
-				return CallResult{}, fmt.Errorf("%w: %v", errEnded, err)
+			if err != nil {
+				return answer{}, fmt.Errorf("%w: %v", errEnded, err)
 			}
 		default:
-			return CallResult{}, fmt.Errorf("unexpected %q frame", trim(f.Type, 40))
+			return answer{}, fmt.Errorf("unexpected %q frame", trim(f.Type, 40))
 		}
 	}
 }
 
-// host serves the host calls of one tool call, as the worker's
-// contracts.SelfTool grants them.
-type host struct {
-	http func(ctx context.Context, url string) (int, []byte, error) // nil: not granted
-}
-
-// answer serves the n-th host call of the call.
-func (h *host) answer(ctx context.Context, hc HostCall, n int) HostAnswer {
-	if n > MaxHostCalls {
-		return HostAnswer{Error: fmt.Sprintf("more than %d requests in one call", MaxHostCalls)}
+// hostCalls is the table of the host calls the child of one call of st may
+// make, served as the worker's st grants them (never as the child says).
+func hostCalls(st contracts.SelfTool, client *netguard.Client) wire.Handlers {
+	get := grantedHTTP(st.Capabilities["http"], client)
+	return wire.Handlers{
+		MethodHTTPGet: wire.Handle(func(ctx context.Context, req HTTPGet) (HTTPResponse, error) {
+			if get == nil {
+				return HTTPResponse{}, errors.New("http is not granted to this tool")
+			}
+			status, body, err := get(ctx, req.URL)
+			if err != nil {
+				return HTTPResponse{}, err
+			}
+			return HTTPResponse{Status: status, Body: body}, nil
+		}),
 	}
-	switch hc.Kind {
-	case HostHTTPGet:
-		if h.http == nil {
-			return HostAnswer{Error: "http is not granted to this tool"}
-		}
-		status, body, err := h.http(ctx, hc.URL)
-		if err != nil {
-			return HostAnswer{Error: err.Error()}
-		}
-		return HostAnswer{Status: status, Body: body}
-	}
-	return HostAnswer{Error: fmt.Sprintf("unknown host call %q", trim(hc.Kind, 40))}
 }
 
 // grantedHTTP is the http capability: GET from the granted hosts only,

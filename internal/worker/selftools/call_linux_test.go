@@ -384,7 +384,7 @@ func TestGrantedHostThroughTheWorker(t *testing.T) {
 			t.Errorf("not granted: %s %v", out, err)
 		}
 		args, _ = json.Marshal(scriptArgs{URLs: []string{base + "/none"}, Kind: "exec"})
-		if out, err = call(t, context.Background(), env, st, string(args)); err != nil || !strings.Contains(out, "unknown host call") {
+		if out, err = call(t, context.Background(), env, st, string(args)); err != nil || !strings.Contains(out, `unknown method \"exec\"`) {
 			t.Errorf("an unknown host call: %s %v", out, err)
 		}
 	})
@@ -425,6 +425,7 @@ func TestHostileChild(t *testing.T) {
 		{mode: "huge", want: "frame too large"},
 		{mode: "malformed", want: "malformed frame"},
 		{mode: "badtype", want: `unexpected "job" frame`},
+		{mode: "stray", want: "never made"},
 		// 41 frames of 256 KiB: slow under the race detector on a busy machine.
 		{mode: "flood", want: fmt.Sprintf("more than %d host calls", MaxHostCalls), deadline: 20 * time.Second},
 		{mode: "silent", want: "did not finish", timeout: true},

@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 // calls it makes, one after another.
 type scriptArgs struct {
 	URLs []string `json:"urls"`
-	Kind string   `json:"kind,omitempty"` // default HostHTTPGet
+	Kind string   `json:"kind,omitempty"` // the method; default MethodHTTPGet
 }
 
 // scriptAnswer is what the "script" child reports of one answer.
@@ -45,13 +45,15 @@ type scriptAnswer struct {
 // fakeChild plays a toolcall child, honest or hostile, on fds 0 and 1.
 func fakeChild(mode string) int {
 	conn := wire.NewConn(os.Stdin, os.Stdout, MaxWorkerFrame)
+	var run int64 // the worker's run call
 	readCall := func() CallRequest {
 		f, err := conn.Recv()
 		var req CallRequest
-		if err != nil || f.Type != FrameCall || f.Decode(&req) != nil {
+		if err != nil || f.Type != wire.TypeCall || f.Method != MethodRun || f.Decode(&req) != nil {
 			fmt.Fprintln(os.Stderr, "fake child: no call:", err)
 			os.Exit(9)
 		}
+		run = f.Seq
 		return req
 	}
 	forever := func() { time.Sleep(time.Hour) }
@@ -61,22 +63,23 @@ func fakeChild(mode string) int {
 		var args scriptArgs
 		json.Unmarshal(req.Args, &args)
 		if args.Kind == "" {
-			args.Kind = HostHTTPGet
+			args.Kind = MethodHTTPGet
 		}
 		var got []scriptAnswer
-		for _, u := range args.URLs {
-			if err := conn.Send(FrameHost, HostCall{Kind: args.Kind, URL: u}); err != nil {
+		for i, u := range args.URLs {
+			seq := int64(100 + i) // the child numbers its calls as it likes
+			if err := conn.SendCall(seq, args.Kind, HTTPGet{URL: u}); err != nil {
 				return 3
 			}
 			f, err := conn.Recv()
-			var a HostAnswer
-			if err != nil || f.Type != FrameAnswer || f.Decode(&a) != nil {
+			var a HTTPResponse
+			if err != nil || f.Type != wire.TypeReply || f.Seq != seq || (f.Error == "" && f.Decode(&a) != nil) {
 				return 4
 			}
-			got = append(got, scriptAnswer{Status: a.Status, Size: len(a.Body), Body: string(a.Body[:min(64, len(a.Body))]), Error: a.Error})
+			got = append(got, scriptAnswer{Status: a.Status, Size: len(a.Body), Body: string(a.Body[:min(64, len(a.Body))]), Error: f.Error})
 		}
 		out, _ := json.Marshal(got)
-		conn.Send(FrameResult, CallResult{Result: string(out)})
+		conn.SendReply(run, CallResult{Result: string(out)})
 	case "garbage": // a flood of bytes that are no frame
 		readCall()
 		junk := bytes.Repeat([]byte{0xff}, 64<<10)
@@ -107,8 +110,8 @@ func fakeChild(mode string) int {
 	case "flood": // host calls as big as a frame may be, never reading an answer
 		readCall()
 		big := strings.Repeat("a", MaxChildFrame-200)
-		for {
-			if err := conn.Send(FrameHost, HostCall{Kind: HostHTTPGet, URL: "https://api.example.com/" + big}); err != nil {
+		for seq := int64(1); ; seq++ {
+			if err := conn.SendCall(seq, MethodHTTPGet, HTTPGet{URL: "https://api.example.com/" + big}); err != nil {
 				return 0
 			}
 		}
@@ -119,10 +122,14 @@ func fakeChild(mode string) int {
 		forever()
 	case "exit": // ends at once, no answer
 		return 3
+	case "stray": // a reply to a call the worker never made
+		readCall()
+		conn.SendReply(run+1, CallResult{Result: "stray"})
+		forever()
 	case "forge": // a result, then more frames and garbage
 		readCall()
-		conn.Send(FrameResult, CallResult{Result: "forged"})
-		conn.Send(FrameHost, HostCall{Kind: HostHTTPGet, URL: "https://api.example.com/after"})
+		conn.SendReply(run, CallResult{Result: "forged"})
+		conn.SendCall(1, MethodHTTPGet, HTTPGet{URL: "https://api.example.com/after"})
 		os.Stdout.Write(bytes.Repeat([]byte{0xff}, 1<<20))
 		forever()
 	default:

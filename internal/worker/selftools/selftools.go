@@ -15,23 +15,27 @@
 //
 // A capability is a host call served from outside the sandbox. The toolcall
 // child (shelldon's own Go code, in the sandbox) talks to the worker over
-// its standard input and output in wire frames (4-byte length, JSON):
+// its standard input and output in wire's calls (a TypeCall frame with a
+// sequence number and a method, answered by the TypeReply frame of that
+// number with a body or an error):
 //
-//	worker → child: FrameCall (CallRequest), first and once
-//	child → worker: FrameHost (HostCall), any number, each answered in turn
-//	worker → child: FrameAnswer (HostAnswer), one per FrameHost, in order
-//	child → worker: FrameResult (CallResult), last; the worker stops there
+//	worker → child: call MethodRun (CallRequest), first and once
+//	child → worker: call MethodHTTPGet (HTTPGet), any number
+//	worker → child: the reply to each (HTTPResponse, or an error)
+//	child → worker: the reply to MethodRun (CallResult, or the tool's
+//	                error), last; the worker stops there
 //
-// The worker serves a host call only as the contracts.SelfTool the daemon
-// gave it grants (never from anything the child says), with its own caps:
-// at most MaxHostCalls per call, URLs of at most MaxURL bytes, bodies of at
-// most MaxHTTPBody bytes, and the call's deadline. HostHTTPGet fetches
-// through netguard from the granted hosts only. Everything the worker reads
-// from the child is hostile: each frame is capped at MaxChildFrame before
-// anything is allocated, garbage or an unexpected frame ends the call, and
-// the worker stops serving when the child exits or the deadline passes. A
-// forged result is only that tool's own output. A later capability is one
-// more host-call kind (a HostCall.Kind, served in host.answer) on the same
+// The worker serves the host calls with a wire.Handlers table built from
+// the contracts.SelfTool the daemon gave it (never from anything the child
+// says), with its own caps: at most MaxHostCalls per call, URLs of at most
+// MaxURL bytes, bodies of at most MaxHTTPBody bytes, and the call's
+// deadline. MethodHTTPGet fetches through netguard from the granted hosts
+// only. Everything the worker reads from the child is hostile: each frame is
+// capped at MaxChildFrame before anything is allocated, garbage, an
+// unexpected frame or a reply to a call the worker did not make ends the
+// call, and the worker stops serving when the child exits or the deadline
+// passes. A forged result is only that tool's own output. A later
+// capability is one more method in that table (hostCalls) on the same
 // channel; the sandbox does not change.
 //
 // The gate grants nothing: it runs with no channel at all (its request on
@@ -96,17 +100,11 @@ type GateResult struct {
 	Report       string              `json:"report"`
 }
 
-// Frame types of a tool call's channel (see the package doc).
+// Methods of a tool call's channel (see the package doc), with the bodies
+// of the call and of its reply.
 const (
-	FrameCall   = "call"   // worker → child: CallRequest
-	FrameHost   = "host"   // child → worker: HostCall
-	FrameAnswer = "answer" // worker → child: HostAnswer
-	FrameResult = "result" // child → worker: CallResult
-)
-
-// Host-call kinds.
-const (
-	HostHTTPGet = "http_get" // HostCall.URL; HostAnswer.Status and Body
+	MethodRun     = "run"      // worker → child: CallRequest → CallResult
+	MethodHTTPGet = "http_get" // child → worker: HTTPGet → HTTPResponse
 )
 
 // Caps of the channel and of the host calls, per tool call.
@@ -114,34 +112,33 @@ const (
 	MaxHostCalls   = 32        // host calls of any kind; more are refused
 	MaxURL         = 8 << 10   // bytes of an http_get URL
 	MaxHTTPBody    = 256 << 10 // bytes of a response body; a longer one is refused
-	MaxChildFrame  = 256 << 10 // a frame the child sends (a host call, the result)
-	MaxWorkerFrame = 4 << 20   // a frame the worker sends (the request, an answer)
+	MaxChildFrame  = 256 << 10 // a frame the child sends (a host call, its result)
+	MaxWorkerFrame = 4 << 20   // a frame the worker sends (the run call, a reply)
 	MaxResultText  = 32 << 10  // bytes of a result or error the worker passes on
 )
 
-// CallRequest is the first frame the toolcall child reads.
+// CallRequest is the body of the MethodRun call, the first frame the
+// toolcall child reads.
 type CallRequest struct {
 	Tool contracts.SelfTool `json:"tool"`
 	Args json.RawMessage    `json:"args"`
 }
 
-// CallResult is the last frame the toolcall child sends.
+// CallResult is the body of the child's reply to MethodRun, the last frame
+// it sends: the tool's output. The tool's error is the reply's error.
 type CallResult struct {
 	Result string `json:"result,omitempty"`
-	Error  string `json:"error,omitempty"`
 }
 
-// HostCall is a capability the tool uses, asked of the worker.
-type HostCall struct {
-	Kind string `json:"kind"`          // HostHTTPGet
-	URL  string `json:"url,omitempty"` // HostHTTPGet
+// HTTPGet is the body of a MethodHTTPGet call: the http capability.
+type HTTPGet struct {
+	URL string `json:"url"`
 }
 
-// HostAnswer is the worker's answer to one HostCall: Error, or the result.
-type HostAnswer struct {
+// HTTPResponse is the body of the reply to a MethodHTTPGet call.
+type HTTPResponse struct {
 	Status int    `json:"status,omitempty"`
 	Body   []byte `json:"body,omitempty"`
-	Error  string `json:"error,omitempty"`
 }
 
 // Limits of the children.

@@ -1,0 +1,179 @@
+package core_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/core"
+	"github.com/shelldon/shelldon/internal/core/store"
+	"github.com/shelldon/shelldon/internal/wire"
+)
+
+// playSpawner starts, for each turn, a worker the test plays in-process on
+// the worker's end of a pair of pipes: the next of its plays gets the job
+// and a client of the daemon's calls, and returns the turn's result.
+type playSpawner struct {
+	mu    sync.Mutex
+	plays []func(job contracts.Job, daemon *wire.Client) contracts.Result
+}
+
+func (s *playSpawner) Spawn(ctx context.Context) (core.Process, error) {
+	s.mu.Lock()
+	if len(s.plays) == 0 {
+		s.mu.Unlock()
+		return nil, errors.New("no more workers in the script")
+	}
+	play := s.plays[0]
+	s.plays = s.plays[1:]
+	s.mu.Unlock()
+	toDaemonR, toDaemonW := io.Pipe()
+	toWorkerR, toWorkerW := io.Pipe()
+	p := &playProcess{conn: wire.NewConn(toDaemonR, toWorkerW, 0), done: make(chan struct{}),
+		closers: []io.Closer{toDaemonR, toDaemonW, toWorkerR, toWorkerW}}
+	go func() {
+		defer close(p.done)
+		defer toDaemonW.Close()
+		conn := wire.NewConn(toWorkerR, toDaemonW, 0)
+		f, err := conn.Recv()
+		var job contracts.Job
+		if err != nil || f.Type != wire.TypeJob || f.Decode(&job) != nil {
+			return
+		}
+		daemon := wire.NewClient(conn)
+		go daemon.Read(func(wire.Frame) error { return nil })
+		conn.Send(wire.TypeResult, play(job, daemon))
+	}()
+	return p, nil
+}
+
+type playProcess struct {
+	conn    *wire.Conn
+	done    chan struct{}
+	closers []io.Closer
+}
+
+func (p *playProcess) Conn() *wire.Conn { return p.conn }
+func (p *playProcess) Wait() error      { <-p.done; return nil }
+func (p *playProcess) Pid() int         { return os.Getpid() }
+func (p *playProcess) Kill() error {
+	for _, c := range p.closers {
+		c.Close()
+	}
+	return nil
+}
+
+// TestDaemonCallTable: the daemon answers each of a worker's calls from its
+// table: the model call with the model's answer (its text streamed to the
+// transport), an update_config only as the approved call of a resumed job
+// and only once, and an unknown method or a malformed body with an error
+// reply that leaves the turn running.
+func TestDaemonCallTable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	st, err := store.Open(context.Background(), filepath.Join(dir, "shelldon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	model := &scriptedModel{}
+	model.steps = append(model.steps, answer(reply("hello from the model")))
+	changes := json.RawMessage(`{"agent":{"max_tool_calls":9}}`)
+	args, err := contracts.CanonicalArgs(`{"changes":` + string(changes) + `}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var configured []string
+	var mu sync.Mutex
+	errorOf := func(err error) string {
+		var re *wire.RemoteError
+		if !errors.As(err, &re) {
+			return "not a reply: " + err.Error()
+		}
+		return re.Message
+	}
+	type got struct{ name, errText string }
+	var seen []got
+	note := func(name string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		e := ""
+		if err != nil {
+			e = errorOf(err)
+		}
+		seen = append(seen, got{name, e})
+	}
+	sp := &playSpawner{plays: []func(contracts.Job, *wire.Client) contracts.Result{
+		func(job contracts.Job, d *wire.Client) contracts.Result {
+			var comp contracts.Completion
+			err := d.Call(context.Background(), wire.MethodComplete, contracts.Request{}, &comp)
+			note("complete "+comp.Message.Text, err)
+			note("configure, not resumed", d.Call(context.Background(), wire.MethodConfigure, changes, nil))
+			note("unknown", d.Call(context.Background(), "exec", "rm -rf /", nil))
+			note("malformed", d.Call(context.Background(), wire.MethodSkill, []int{1}, nil))
+			note("skill", d.Call(context.Background(), wire.MethodSkill, contracts.SkillRequest{}, nil))
+			call := contracts.ToolCall{ID: "c1", Name: contracts.ToolUpdateConfig, Arguments: args}
+			return contracts.Result{Stopped: contracts.StopApproval, Pending: &contracts.Pending{
+				Messages: []contracts.Message{{Role: contracts.RoleUser, Text: "more tools"}}, Call: call}}
+		},
+		func(job contracts.Job, d *wire.Client) contracts.Result {
+			var diff []string
+			note("configure, approved", d.Call(context.Background(), wire.MethodConfigure, changes, &diff))
+			note("configure, diff "+strings.Join(diff, ","), nil)
+			note("configure, again", d.Call(context.Background(), wire.MethodConfigure, changes, nil))
+			return contracts.Result{Reply: "done"}
+		},
+	}}
+	c, err := core.New(core.Options{Store: st, Model: model, Spawner: sp, Logger: slog.New(slog.DiscardHandler),
+		Configure: func(ctx context.Context, changes json.RawMessage) ([]string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			configured = append(configured, string(changes))
+			return []string{"agent.max_tool_calls: 6 -> 9"}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed strings.Builder
+	out, err := c.Send(context.Background(), "chat", "more tools", core.Events{Text: func(d string) { streamed.WriteString(d) }})
+	if err != nil || len(out.Approvals) != 1 {
+		t.Fatalf("first turn: %+v, %v", out, err)
+	}
+	if _, err := c.Decide(context.Background(), out.Approvals[0].ID, true, "owner", core.Events{}); err != nil {
+		t.Fatal(err)
+	}
+	want := []got{
+		{"complete hello from the model", ""},
+		{"configure, not resumed", "update_config runs only as the call the owner approved"},
+		{"unknown", `unknown method "exec"`},
+		{"malformed", "skill: a malformed request: json: cannot unmarshal array"},
+		{"skill", "skills are not available"},
+		{"configure, approved", ""},
+		{"configure, diff agent.max_tool_calls: 6 -> 9", ""},
+		{"configure, again", "update_config runs only as the call the owner approved"},
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != len(want) {
+		t.Fatalf("calls %+v, want %+v", seen, want)
+	}
+	for i, w := range want {
+		if seen[i].name != w.name || !strings.HasPrefix(seen[i].errText, w.errText) || (w.errText == "") != (seen[i].errText == "") {
+			t.Errorf("call %d: %+v, want %+v", i, seen[i], w)
+		}
+	}
+	if len(configured) != 1 || configured[0] != string(changes) {
+		t.Errorf("the config changed %d times: %q", len(configured), configured)
+	}
+	if streamed.String() != "hello from the model" {
+		t.Errorf("streamed %q", streamed.String())
+	}
+}
