@@ -27,6 +27,7 @@ var denyCases = []denyCase{
 	{".env", true},
 	{".env.local", true},
 	{".env.production", true},
+	{".env.example.local", true},
 	{"prod.env", true},
 	{"app.env", true},
 	{".envrc", true},
@@ -41,6 +42,11 @@ var denyCases = []denyCase{
 	{"release.keystore", true},
 	{"putty.ppk", true},
 	{"passwords.kdbx", true},
+	{"AuthKey_ABC123.p8", true},
+	{"http.keytab", true},
+	{"secring.gpg", true},
+	{"backup.gpg", true},
+	{"client.ovpn", true},
 	// SSH private keys and their variants.
 	{"id_rsa", true},
 	{"id_rsa.pub", true},
@@ -59,29 +65,80 @@ var denyCases = []denyCase{
 	{".azure/msal_token_cache.json", true},
 	{".config/gcloud/access_tokens.db", true},
 	{".kube/config", true},
+	{".kube/cache/discovery.json", true},
+	{".oci/config", true},
+	{".oci/oci_api_key.pem", true},
 	{".docker/config.json", true},
+	{".dockercfg", true},
+	{".config/gh/hosts.yml", true},
 	{".netrc", true},
+	{"_netrc", true},
 	{".npmrc", true},
+	{".yarnrc.yml", true},
 	{".pypirc", true},
+	{".my.cnf", true},
+	{".mylogin.cnf", true},
+	{".s3cfg", true},
+	{".boto", true},
+	{".vault-token", true},
+	{".terraformrc", true},
+	{"terraform.rc", true},
+	{".databrickscfg", true},
+	{"rclone.conf", true},
+	{".config/rclone/rclone.conf", true},
 	{".git-credentials", true},
 	{".pgpass", true},
 	{".htpasswd", true},
 	{"site.htpasswd", true},
 	// Application and cloud secrets.
-	{"credentials.json", true},
 	{"service-account.json", true},
 	{"service-account-prod.json", true},
 	{"service_account.json", true},
-	{"secrets.yaml", true},
-	{"secrets.yml", true},
-	{"secrets.json", true},
+	{"client_secret.json", true},
+	{"client_secret_1234-abc.apps.googleusercontent.com.json", true},
+	{"secret.yaml", true},
+	{"k8s/secret.yml", true},
+	{"secret.json", true},
 	{"terraform.tfstate", true},
 	{"terraform.tfstate.backup", true},
+	{"terraform.tfstate.1700000000.backup", true},
+	{"errored.tfstate", true},
+	{"prod.tfstate", true},
+	{"prod.tfstate.backup", true},
+	{"terraform.tfstate.d/prod/state.json", true},
 	{"prod.tfvars", true},
 	{"prod.auto.tfvars", true},
 	{"prod.tfvars.json", true},
 	{"vault/notes.txt", true},
+	// fileRules: credentials, secrets and kubeconfig files, and what
+	// directories of those names hold but source code; the shadow file.
+	{"credentials", true},
+	{"credentials.json", true},
+	{"credentials.py", true},
+	{"credentials.js", true},
+	{"credentials.ts", true},
+	{"credentials.go.bak", true},
+	{"secrets.yaml", true},
+	{"secrets.yml", true},
+	{"secrets.json", true},
+	{"secrets.py", true},
+	{"secrets.h", true},
+	{"Secrets.swift", true},
+	{"kubeconfig", true},
+	{"kubeconfig.yaml", true},
+	{"kubeconfig-prod", true},
+	{"secrets/db_password.txt", true},
+	{"secrets/api_token", true},
+	{"secrets/sub/tls.json", true},
+	{"secrets/.env.example", true},
+	{"secrets/.env.go", true},
+	{"secrets/.env.d/app.go", true},
+	{"config/credentials/production.yml.enc", true},
+	{"internal/credentials/testdata/token.json", true},
+	{"internal/credentials/credentials.py", true},
+	{"deploy/kubeconfig/prod.yaml", true},
 	{"shadow", true},
+	{"gshadow", true},
 	{".shelldon/config.yaml", true},
 	{"shelldon.db", true},
 
@@ -108,8 +165,35 @@ var denyCases = []denyCase{
 	{"config.json", false},
 	{"docker/config.json", false},
 	{"kube/config", false},
-	{".kube/cache/discovery.json", false},
 	{".config/other.txt", false},
+	{"gh/notes.yml", false},
+	{"hosts.yml", false},
+	{"keytab.md", false},
+	{"ovpn.txt", false},
+	{"gpg.md", false},
+	{"tfstate.md", false},
+	{"secret.txt", false},
+	{"client_secret.txt", false},
+	{"oci/config", false},
+	// Templates of .env, without values by convention.
+	{".env.example", false},
+	{".env.sample", false},
+	{".env.template", false},
+	{".env.dist", false},
+	// Code named like credentials, and code in directories so named.
+	{"credentials.go", false},
+	{"credentials_test.go", false},
+	{"CredentialsProvider.java", false},
+	{"secrets.go", false},
+	{"secrets.rs", false},
+	{"kubeconfig.go", false},
+	{"internal/credentials/store.go", false},
+	{"internal/credentials/store_test.go", false},
+	{"internal/credentials/sub/helper.go", false},
+	{"src/secrets/manager.py", false},
+	{"src/secrets/index.ts", false},
+	{"pkg/kubeconfig/loader.go", false},
+	{"web/shadow/notes.txt", false},
 	{"gcloud/notes.txt", false},
 	{"service-account.yaml", false},
 	{"account.json", false},
@@ -303,7 +387,9 @@ func TestDenyFiles(t *testing.T) {
 }
 
 // TestDenyCasesCoverPatterns checks that the table exercises every
-// pattern: each pattern denies some denied case and no allowed one.
+// pattern: each pattern denies some denied case and no allowed one, each
+// fileRule denies some denied case by name (and one beneath a directory of
+// its name, for a tree rule), and every exception is an allowed case.
 func TestDenyCasesCoverPatterns(t *testing.T) {
 	t.Parallel()
 	hits := func(match func(parent, name string) bool, deny bool) bool {
@@ -327,7 +413,7 @@ func TestDenyCasesCoverPatterns(t *testing.T) {
 	for _, p := range denyPatterns {
 		match := func(_, name string) bool {
 			ok, _ := path.Match(fold(p), denyKey(name))
-			return ok
+			return ok && !excepted(p, denyKey(name))
 		}
 		if !hits(match, true) {
 			t.Errorf("pattern %q has no denied case in the table", p)
@@ -342,6 +428,93 @@ func TestDenyCasesCoverPatterns(t *testing.T) {
 		}
 		if !hits(match, true) {
 			t.Errorf("pair %q has no denied case in the table", d)
+		}
+	}
+	for _, r := range fileRules {
+		var byName, beneath bool
+		for _, tt := range denyCases {
+			comps := strings.Split(tt.name, "/")
+			leaf := comps[len(comps)-1]
+			if !tt.deny || deniedComponent(comps) != "" {
+				continue
+			}
+			ok, _ := path.Match(fold(r.pattern), denyKey(leaf))
+			c, under := deniedFile(nil, leaf)
+			byName = byName || ok && c == leaf && !under
+			for _, d := range comps[:len(comps)-1] {
+				ok, _ := path.Match(fold(r.pattern), denyKey(d))
+				c, under := deniedFile(comps[:len(comps)-1], leaf)
+				beneath = beneath || ok && c == d && under
+			}
+		}
+		if !byName || r.tree && !beneath {
+			t.Errorf("file rule %q: a denied case by name %v, beneath %v", r.pattern, byName, beneath)
+		}
+	}
+	for p, es := range denyExceptions {
+		for _, e := range es {
+			if !slices.Contains(denyCases, denyCase{e, false}) {
+				t.Errorf("exception %q of %q is not an allowed case", e, p)
+			}
+		}
+	}
+}
+
+// TestGitPatternsOrder checks what gitPatterns relies on to express the
+// list in git's last-match-wins order: an exception matches no other
+// pattern, pair or file rule; a file rule with free extensions ends in "*";
+// and no name a file rule matches is matched by another or by a pattern
+// (the tables' own cases stand in for "no name").
+func TestGitPatternsOrder(t *testing.T) {
+	t.Parallel()
+	matches := func(p, name string) bool {
+		ok, _ := path.Match(fold(p), denyKey(name))
+		return ok
+	}
+	for p, es := range denyExceptions {
+		for _, e := range es {
+			for _, q := range denyPatterns {
+				if q != p && matches(q, e) {
+					t.Errorf("exception %q of %q is matched by %q too", e, p, q)
+				}
+			}
+			for _, r := range fileRules {
+				if matches(r.pattern, e) || hasExt(sourceExts, path.Ext(denyKey(e))) {
+					t.Errorf("exception %q of %q is matched by the file rule %q, or is source", e, p, r.pattern)
+				}
+			}
+			for _, d := range denyPairs {
+				if denyKey(e) == fold(d[1]) {
+					t.Errorf("exception %q of %q is the name of the pair %q", e, p, d)
+				}
+			}
+		}
+	}
+	for _, r := range fileRules {
+		if len(r.free) > 0 && !strings.HasSuffix(r.pattern, "*") {
+			t.Errorf("file rule %q has free extensions but does not end in *", r.pattern)
+		}
+		for _, tt := range denyCases {
+			for _, c := range strings.Split(tt.name, "/") {
+				if !matches(r.pattern, c) {
+					continue
+				}
+				for _, q := range fileRules {
+					if q.pattern != r.pattern && matches(q.pattern, c) {
+						t.Errorf("%q is matched by the file rules %q and %q", c, r.pattern, q.pattern)
+					}
+				}
+				for _, q := range denyPatterns {
+					if matches(q, c) && len(denyExceptions[q]) > 0 {
+						t.Errorf("%q is matched by the file rule %q and the pattern with exceptions %q", c, r.pattern, q)
+					}
+				}
+			}
+		}
+	}
+	for _, e := range codeExts {
+		if !slices.Contains(sourceExts, e) {
+			t.Errorf("%s frees a name but not a file beneath a directory so named", e)
 		}
 	}
 }
@@ -438,7 +611,14 @@ func TestCaseless(t *testing.T) {
 			t.Errorf("caseless(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if !slices.Contains(DenyPatterns(), "**/.[kK][uU][bB][eE]/[cC][oO][nN][fF][iI][gG]") {
-		t.Errorf("DenyPatterns() has no .kube/config line: %q", DenyPatterns())
+	for _, line := range []string{
+		"**/[gG][hH]/[hH][oO][sS][tT][sS].[yY][mM][lL]",
+		".[kK][uU][bB][eE]",
+		"!.[eE][nN][vV].[eE][xX][aA][mM][pP][lL][eE]",
+		"!**/[sS][eE][cC][rR][eE][tT][sS]*/**/*.[gG][oO]",
+	} {
+		if !slices.Contains(DenyPatterns(), line) {
+			t.Errorf("DenyPatterns() has no %s line: %q", line, DenyPatterns())
+		}
 	}
 }

@@ -61,8 +61,9 @@ type Entry struct {
 
 // ListDir lists the directory name, sorted by name, at most maxEntries
 // entries (the first ones in sorted order); truncated says there were more.
-// Names on the credential deny list are omitted. Symlinks are listed as
-// such, not followed.
+// Names on the credential deny list are omitted: a file by the fileRules too
+// (in a directory called secrets, only the source files are shown). Symlinks
+// are listed as such, not followed.
 func (r *Root) ListDir(name string, maxEntries int) (entries []Entry, truncated bool, err error) {
 	t, err := r.walk(name, false)
 	if err != nil {
@@ -94,7 +95,7 @@ func (r *Root) ListDir(name string, maxEntries int) (entries []Entry, truncated 
 	for {
 		batch, err := d.ReadDir(256)
 		for _, e := range batch {
-			if deniedName(dirName, e.Name()) {
+			if deniedName(dirName, e.Name()) || !e.IsDir() && denied(deniedFile(t.met, e.Name())) {
 				continue
 			}
 			if h.Len() < maxEntries {

@@ -23,7 +23,11 @@
 // matched on every component: a name is
 // refused when any component of what was asked for, or of anything met
 // while resolving it (symlink names and targets included), is denied.
-// ListDir omits denied names rather than showing them.
+// Its fileRules (credentials*, secrets*, kubeconfig*, shadow) judge files
+// only: such a file is refused unless it is code (credentials.go), and so is
+// every file beneath a directory of such a name unless it is source code
+// (internal/credentials/store.go); the directories themselves can be
+// listed. ListDir omits denied names rather than showing them.
 //
 // ReadFile opens regular files only, with a single hard link (another link
 // may alias a denied file under an innocent name); it never blocks on a FIFO
@@ -116,6 +120,10 @@ type target struct {
 	// missing are directories, not yet created, between the last frame and
 	// base (see walkMissing); nil for every walk that creates nothing.
 	missing []string
+	// met are the names met on the way, in order: the components asked for
+	// and those of symlink targets, base last; asked are the components
+	// asked for, relative to the root (see walkMissing).
+	met, asked []string
 }
 
 func (t *target) top() *frame { return &t.frames[len(t.frames)-1] }
@@ -218,8 +226,31 @@ func (r *Root) walk(name string, allowMissing bool) (*target, error) {
 type missingFunc func(t *target, c string, rest []string) (retry bool, err error)
 
 // walkMissing is walk with a say over missing directories: with a nil
-// missing it is walk exactly.
-func (r *Root) walkMissing(name string, allowMissing bool, missing missingFunc) (_ *target, err error) {
+// missing it is walk exactly. A target that is not a directory (a file, or
+// a name about to be created) is checked against fileRules too, as the name
+// asked for and as the name it resolved to, beneath every name met on the
+// way; a directory is not (what it holds is, when it is listed or reached).
+func (r *Root) walkMissing(name string, allowMissing bool, missing missingFunc) (*target, error) {
+	t, err := r.resolve(name, allowMissing, missing)
+	if err != nil {
+		return nil, err
+	}
+	if t.base == "" || len(t.missing) > 0 || t.info != nil && t.info.IsDir() {
+		return t, nil
+	}
+	c, beneath := deniedFile(t.met[:len(t.met)-1], t.base)
+	if asked := names(t.asked); c == "" && len(asked) > 0 {
+		c, beneath = deniedFile(asked[:len(asked)-1], asked[len(asked)-1])
+	}
+	if c != "" {
+		t.close()
+		return nil, errorf(ErrDenied, "%s: resolves to %s, which is on the credential deny list%s", quote(name), quote(t.rel()), denyNote(c, beneath))
+	}
+	return t, nil
+}
+
+// resolve is walkMissing without the fileRules.
+func (r *Root) resolve(name string, allowMissing bool, missing missingFunc) (_ *target, err error) {
 	comps, err := r.relative(name)
 	if err != nil {
 		return nil, err
@@ -237,7 +268,7 @@ func (r *Root) walkMissing(name string, allowMissing bool, missing missingFunc) 
 		return nil, errorf(ErrDenied, "%s: %s is on the credential deny list", quote(name), quote(c))
 	}
 
-	t := &target{frames: []frame{{dir: r.root}}}
+	t := &target{frames: []frame{{dir: r.root}}, asked: comps}
 	defer func() {
 		if err != nil {
 			t.close()
@@ -266,6 +297,7 @@ func (r *Root) walkMissing(name string, allowMissing bool, missing missingFunc) 
 			continue
 		}
 		cur := t.top()
+		t.met = append(t.met, c)
 		if deniedName(cur.name, c) {
 			return nil, errorf(ErrDenied, "%s: resolves to %s, which is on the credential deny list", quote(name), quote(t.relPrefix(c)))
 		}

@@ -447,7 +447,7 @@ func TestDeniedName(t *testing.T) {
 		{"", ".npmrc", true},
 		{"", ".pypirc", true},
 		{"", ".htpasswd", true},
-		{"", "shadow", true},
+		{"", "shadow", false}, // a file rule: see TestDeniedFile
 		{"", "shadow.txt", false},
 		{"", "id_rsa", true},
 		{"", "id_rsa.pub", true},
@@ -457,8 +457,8 @@ func TestDeniedName(t *testing.T) {
 		{"", "vault.kdbx", true},
 		{"", "server.key", true},
 		{"", "keys.txt", false},
-		{"", "secrets.yaml", true},
-		{"", "SECRETS", true},
+		{"", "secrets.yaml", false}, // a file rule: see TestDeniedFile
+		{"", "SECRETS", false},      // a file rule: see TestDeniedFile
 		{"", "my-secrets.yaml", false},
 		{"", "shelldon.db", true},
 		{"", "shelldon.db-shm", true},
@@ -470,6 +470,31 @@ func TestDeniedName(t *testing.T) {
 	} {
 		if got := deniedName(tt.parent, tt.name); got != tt.want {
 			t.Errorf("deniedName(%q, %q) = %v, want %v", tt.parent, tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestDeniedFile(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		dirs []string
+		leaf string
+		want string
+	}{
+		{nil, "shadow", "shadow"},
+		{nil, "SECRETS", "SECRETS"},
+		{nil, "secrets.yaml", "secrets.yaml"},
+		{nil, "Secrets.Go", ""},
+		{nil, "secrets.py", "secrets.py"},
+		{nil, "notes.txt", ""},
+		{[]string{"web", "shadow"}, "notes.txt", ""},
+		{[]string{"a", "Secrets", "b"}, "notes.txt", "Secrets"},
+		{[]string{"a", "Secrets", "b"}, "main.PY", ""},
+		{[]string{"secrets"}, "secrets.py", "secrets.py"},
+		{[]string{"kubeconfig.d"}, "prod", "kubeconfig.d"},
+	} {
+		if got, _ := deniedFile(tt.dirs, tt.leaf); got != tt.want {
+			t.Errorf("deniedFile(%q, %q) = %q, want %q", tt.dirs, tt.leaf, got, tt.want)
 		}
 	}
 }

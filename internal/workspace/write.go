@@ -138,8 +138,8 @@ func checkResolved(name, rel string) error {
 	if c := protectedComponent(comps); c != "" {
 		return errorf(ErrProtected, "%s: resolves to %s, and %s is protected (write_file never writes version-control internals or configuration, shell startup files or tool startup files)", quote(name), quote(rel), quote(c))
 	}
-	if c := deniedComponent(comps); c != "" {
-		return errorf(ErrDenied, "%s: resolves to %s, which is on the credential deny list", quote(name), quote(rel))
+	if c, beneath := deniedPath(comps); c != "" {
+		return errorf(ErrDenied, "%s: resolves to %s, which is on the credential deny list%s", quote(name), quote(rel), denyNote(c, beneath))
 	}
 	return nil
 }

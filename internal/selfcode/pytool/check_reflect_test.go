@@ -403,6 +403,18 @@ def own_field(obj):
     return getattr(obj, obj.name)
 
 
+def exports(cls):
+    sys.modules[cls.__module__].__dict__.update(cls.__members__)
+
+
+def exports_through_get(obj):
+    return sys.modules.get(obj.__class__.__module__)
+
+
+def names_itself(cls):
+    return "%s.%s" % (cls.__module__, cls.__name__)
+
+
 def fixed(obj):
     return getattr(obj, "x")
 
@@ -464,6 +476,7 @@ class _Private:
 		"string":      {"Formatter"},
 		"typing":      {"ForwardRef"},
 		"collections": {"UserString"},
+		"enum":        {"global_enum"},
 	} {
 		for _, n := range names {
 			if !slices.Contains(got.Real[m], n) {
@@ -488,7 +501,7 @@ class _Private:
 			}
 		}
 	}
-	want := []string{"Stores", "direct", "formats", "passes_it_on", "runs", "through_a_loop", "wraps_it"}
+	want := []string{"Stores", "direct", "exports", "exports_through_get", "formats", "passes_it_on", "runs", "through_a_loop", "wraps_it"}
 	if !slices.Equal(got.Fake, want) {
 		t.Errorf("made-up module: found %v, want %v", got.Fake, want)
 	}

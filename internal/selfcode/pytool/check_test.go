@@ -212,7 +212,7 @@ func TestCheckRefuses(t *testing.T) {
 		{name: "get_type_hints", code: header + "from typing import get_type_hints\n", want: "typing.get_type_hints is not allowed"},
 		{name: "match on a dunder attribute", code: helper("match x:\n        case object(__class__=c):\n            return c"), want: "__class__: dunder names"},
 		{name: "dunder method outside the list", code: header + "\nclass A:\n    def __init_subclass__(cls):\n        pass\n", want: "__init_subclass__: dunder names"},
-		{name: "super().__init__", code: header + "\nclass A(ValueError):\n    def __init__(self):\n        super().__init__('x')\n", want: "__init__: dunder names"},
+		{name: "super(A, self).__init__", code: header + "\nclass A(ValueError):\n    def __init__(self):\n        super(A, self).__init__('x')\n", want: "__init__: dunder names"},
 		{name: "async", code: header + "\nasync def helper():\n    pass\n", want: "async code is not supported"},
 
 		// Characters and encodings.

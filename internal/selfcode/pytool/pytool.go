@@ -22,7 +22,13 @@
 //     UPPERCASE = literal constants, def and class. No decorators; defaults of
 //     module- and class-level defs are literals; annotations and bases are types (string
 //     annotations are parsed and checked too, since typing can evaluate them); class
-//     bodies hold only def, class and name = literal.
+//     bodies hold only def, class and name = literal. A class made at import runs its
+//     metaclass, so its bases must be resolved (built-ins, classes of the allowed modules,
+//     classes defined earlier in the file) and their metaclass one that calls none of the
+//     class's own methods (type, ABCMeta, NamedTuple's, TypedDict's...). Enum's metaclass
+//     calls __init__, __eq__, __hash__, _missing_... for each member, so an Enum may hold
+//     only members (NAME = literal) and methods whose names do not start with _, and mix in
+//     no class of the file that is not an Enum.
 //   - Imports: only the pure standard-library modules in [AllowedModules], plus
 //     shelldon_host (the host functions; see [Host]) and, in the test file,
 //     "from <name> import ..." of what the tool defines. No relative or star imports.
@@ -32,7 +38,9 @@
 //   - No dynamic code or reflection: exec, eval, compile, open, input, globals, locals,
 //     vars, dir, getattr, setattr, delattr, hasattr and the like are refused as names;
 //     every dunder name or attribute is refused (except a short list of protocol methods
-//     a class may define, like __init__); so are the attributes only the interpreter's
+//     a class may define, like __init__, and super().__init__(...) of those, called: the
+//     zero-argument super() takes its class and instance from the method; super itself
+//     may not be rebound); so are the attributes only the interpreter's
 //     own objects have (f_globals, gi_frame, co_code, tb_next, mro..., read from the
 //     running interpreter's types), and type() with other than one argument. No async.
 //   - Nothing reached by a string: a callable of an allowed module that turns a string
@@ -47,7 +55,11 @@
 //     class (it would take any object as self); a module is only ever module.attr, even
 //     reached as typing.functools; and every name a scope reads must be defined in the
 //     file or be a built-in, so values slipped into the module's globals at run time
-//     cannot be named.
+//     cannot be named. A class's __module__ counts as a string its caller chose: the
+//     keywords module= and qualname= (Enum's functional API, namedtuple, make_dataclass)
+//     are refused, except for a function of the file declaring that parameter, and
+//     sys.modules[cls.__module__] is a module reached by a name (enum.global_enum, which
+//     writes an Enum's members into that module, is refused).
 //   - Conventions: DESCRIPTION a non-empty string; PARAMS_SCHEMA a JSON-able dict
 //     literal with "type": "object" whose properties are exactly run's parameters,
 //     "required" exactly those without a default (no /, *args or **kwargs), and a valid
@@ -81,6 +93,12 @@
 // standard-library function that does not name the attribute itself), the garbage
 // collector, tracing, marshal and new audit hooks. It is not the boundary (a tool can
 // switch it off): the sandbox is; it turns a checker miss into a clear error.
+//
+// The runner lives in one function's scope, run with private globals and a private copy
+// of the builtins: its guard's tables (frozen), its encoder (the C JSON encoder itself,
+// not json.dumps, which reads json's module globals at each call) and the rest are
+// closure variables, so a tool that writes into a module's namespace (__main__, json,
+// builtins) cannot change what the runner emits or what its guard refuses.
 package pytool
 
 import (

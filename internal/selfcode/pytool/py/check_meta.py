@@ -216,8 +216,8 @@ def name_problem(name):
     return None
 
 
-def walk(src, kind, name, tool_names):
-    walker = Walker(src, kind, name, tool_names)
+def walk(src, kind, name, tool=None):
+    walker = Walker(src, kind, name, tool)
     try:
         walker.check()
     except RecursionError:
@@ -233,12 +233,13 @@ def check(name, code, test):
         tool.add(1, 1, "tool name: " + why)
     tool.load()
     tests.load()
-    meta = None
+    meta, walker = None, None
     if tool.tree is not None:
-        walker = walk(tool, "tool", name, None)
+        walker = walk(tool, "tool", name)
         meta = check_tool(tool, walker, name)
+        walker.names = set(meta["names"])
     if tests.tree is not None:
-        walk(tests, "test", name, set(meta["names"]) if meta else None)
+        walk(tests, "test", name, walker)
         check_test(tests)
     by_position = lambda p: (p["line"], p["col"])
     problems = sorted(tool.problems, key=by_position) + sorted(tests.problems, key=by_position)

@@ -13,7 +13,9 @@ an argument. A function that passes a parameter on to a reflective function of i
 is reflective too; a method that stores a parameter (self.name = name) that another
 method later uses that way makes its class reflective. What an argument holds as an
 attribute (f.name) does not count: an object's own field names are not a string the
-caller chose.
+caller chose; except a class's __module__, which the caller may have set to the name of
+any module (CHOSEN_ATTRIBUTES), so that sys.modules[cls.__module__] is a module reached by
+a name (enum.global_enum writes the class's members into it).
 
 What is found is refused: a module-level function by name, a class if its constructor or
 a public method is reflective, and a reflective method's name as an attribute of any
@@ -42,6 +44,11 @@ REFLECTIVE_METHODS = {
 FORMAT_METHODS = {"format", "format_map", "vformat"}
 FORMAT_REASON = "formats with a format string it is given, whose {0.attr} fields read attributes"
 MODULES_REASON = "reaches a module by a name it is given (sys.modules[name])"
+# Attributes that hold a string the caller may have chosen, not a field name of the
+# object's own: a class's __module__ can be set by the module= argument of the Enum
+# functional API, namedtuple or make_dataclass, so sys.modules[cls.__module__] is a module
+# of the caller's choosing (enum.global_enum writes the class's members into it).
+CHOSEN_ATTRIBUTES = {"__module__"}
 
 # Methods the interpreter calls with names from syntax (obj.name) or from a class body,
 # which the rules have already read: not a string chosen at run time.
@@ -59,8 +66,10 @@ MUTATORS = {"append", "extend", "insert", "add", "update", "setdefault", "append
 REVIEWED = {
     "collections.namedtuple": "field names must be identifiers, not starting with _, "
                               "before they reach the generated code",
-    "dataclasses.dataclass": "field names must be identifiers before they reach the generated code",
-    "dataclasses.make_dataclass": "field names must be identifiers before they reach the generated code",
+    "dataclasses.dataclass": "field names must be identifiers before they reach the generated code; "
+                             "the module of the class (sys.modules[cls.__module__]) is only read",
+    "dataclasses.make_dataclass": "field names must be identifiers before they reach the generated code; "
+                                  "the module of the class (sys.modules[cls.__module__]) is only read",
     "copy.copy": "the names come from the object's own state; dispatch_table is refused",
     "copy.deepcopy": "the names come from the object's own state; dispatch_table is refused",
 }
@@ -126,10 +135,12 @@ class Func:
         self.params = names
         self.nodes = descendants(node)
         self.calls = [n for n in self.nodes if isinstance(n, ast.Call)]
-        # sys.modules[name]: a module reached by a name
+        # sys.modules[name] and sys.modules.get(name): a module reached by a name
         self.modules_keys = [n.slice for n in self.nodes if isinstance(n, ast.Subscript)
-                             and isinstance(n.value, ast.Attribute) and n.value.attr == "modules"
-                             and isinstance(n.value.value, ast.Name) and n.value.value.id in ("sys", "_sys")]
+                             and is_sys_modules(n.value)]
+        self.modules_keys += [n.args[0] for n in self.nodes if isinstance(n, ast.Call) and n.args
+                              and isinstance(n.func, ast.Attribute) and n.func.attr == "get"
+                              and is_sys_modules(n.func.value)]
         self.source = None  # local name -> the parameters it derives from
         self.stores = None  # (self attribute, used names)
         self.literal = frozenset()
@@ -218,6 +229,11 @@ def descendants(root):
     return out
 
 
+def is_sys_modules(node):
+    return isinstance(node, ast.Attribute) and node.attr == "modules" and \
+        isinstance(node.value, ast.Name) and node.value.id in ("sys", "_sys")
+
+
 def is_static(node):
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
 
@@ -231,6 +247,12 @@ def used_names(exprs, keywords=(), literal=frozenset()):
         for n in descendants(e):
             if isinstance(n, ast.Name):
                 names.append(n)
+            elif isinstance(n, ast.Attribute) and n.attr in CHOSEN_ATTRIBUTES:
+                base = n.value  # cls.__module__, self.__class__.__module__: the caller's string
+                while isinstance(base, ast.Attribute):
+                    base = base.value
+                if isinstance(base, ast.Name):
+                    keep.add(id(base))
             elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
                 skip.add(id(n.value))
             elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):

@@ -105,6 +105,7 @@ REFUSED_ATTRIBUTES = INTERNAL_ATTRIBUTES | {
     "ForwardRef", "singledispatch", "singledispatchmethod", "evaluate_forward_ref",
     "get_annotations", "update_wrapper", "wraps", "no_type_check",
     "no_type_check_decorator", "dispatch_table", "UserString", "_evaluate", "_convert_",
+    "global_enum",
 }
 
 # Words refused inside string literals: the interpreter's internals, which a string could

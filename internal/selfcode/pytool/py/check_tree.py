@@ -1,23 +1,43 @@
 """The static gate, part 3 of 4: the rules on the syntax tree.
 
 Four ideas. Nothing runs at import: the top level holds only imports, UPPERCASE = literal
-constants, def and class (no decorators, literal defaults, annotations that are types).
+constants, def and class (no decorators, literal defaults, annotations that are types,
+bases whose metaclass calls none of the class's own methods while it makes the class, and
+Enums without underscore methods, whose members the metaclass makes at import).
 Imports are allowlisted, and a module is only ever used as module.attr, resolved here
 against the real module, so typing.sys or json.codecs is refused. No interpreter
 internals: no dunder names, no exec/eval/compile/open/getattr..., no frames. And no
 attribute reached by a string: no reflective callable (found in the allowed modules'
 sources by check_reflect.py), no format string that is not a literal or whose fields read
 attributes, no string literal holding "__" or naming an interpreter attribute, no
-type(name, bases, dict), no instance method called on a class with a self of one's choosing.
+type(name, bases, dict), no instance method called on a class with a self of one's choosing,
+no module= or qualname= (a class claiming a module of one's choosing).
 """
 
 
+# Metaclasses that call none of the class's own methods while they make it: they read
+# the class body's names and values (literals and functions) and set attributes. The
+# Enum metaclass is handled apart (see Walker.check_class_creation); any other is refused.
+SAFE_METACLASSES = {
+    ("builtins", "type"), ("abc", "ABCMeta"), ("typing", "_ProtocolMeta"),
+    ("typing", "NamedTupleMeta"), ("typing", "_TypedDictMeta"), ("typing", "_AnyMeta"),
+}
+
+# Keywords that choose the module a class claims to come from.
+MODULE_KEYWORDS = ("module", "qualname")
+
+
 class Walker(ast.NodeVisitor):
-    def __init__(self, src, kind, name, tool_names):
+    def __init__(self, src, kind, name, tool=None):
         self.src, self.kind, self.name = src, kind, name
-        self.tool_names = tool_names  # for the test file: what the tool defines
+        self.tool = tool              # for the test file: the tool's Walker
         self.aliases = {}             # name -> module (or HOST) it is bound to
         self.classes = {}             # name -> class of an allowed module it is bound to
+        self.values = {}              # name -> what of an allowed module it is bound to (from m import x)
+        self.class_metas = [{}]       # the classes made at import, by name: module level, then
+        #                               each enclosing class body -> their metaclasses (or None)
+        self.functions = {}           # top-level def -> its parameter names
+        self.super_calls = set()      # id() of each super().__protocol__ in super().__protocol__(...)
         self.receivers = set()        # id() of each Name or Attribute that is the x in x.attr
         self.statements = set()       # id() of each string that is a whole statement (docstrings)
         self.str_consts = {}          # top-level NAME = "literal", never reassigned
@@ -39,7 +59,14 @@ class Walker(ast.NodeVisitor):
                 name = st.targets[0].id
                 self.str_consts[name] = None if name in self.str_consts else st.value.value
                 constants.add(id(st.targets[0]))
+        for st in tree.body:
+            if isinstance(st, ast.FunctionDef):
+                a = st.args
+                self.functions[st.name] = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+        self.bindings = binding_counts(tree)
         for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and is_super_protocol(node.func):
+                self.super_calls.add(id(node.func))
             if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute)):
                 self.receivers.add(id(node.value))
             elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
@@ -182,15 +209,22 @@ class Walker(ast.NodeVisitor):
                     self.refuse(node, "%s has no %s; it provides %s" % (HOST_MODULE, a.name, ", ".join(HOST_FUNCTIONS)))
                 self.bind(node, bound, None)
             elif self.kind == "test" and mod == self.name:
-                if self.tool_names is not None and a.name not in self.tool_names:
+                if self.tool is not None and a.name not in self.tool.names:
                     self.refuse(node, "%s.py defines no top-level %s" % (self.name, a.name))
                 self.bind(node, bound, None)
+                if self.tool is not None:
+                    if a.name in self.tool.class_metas[0]:
+                        self.class_metas[0][bound] = self.tool.class_metas[0][a.name]
+                    if a.name in self.tool.functions:
+                        self.functions[bound] = self.tool.functions[a.name]
             elif mod in MODULES:
                 value = self.check_module_attr(node, MODULES[mod], mod, a.name)
                 ok_module = isinstance(value, types.ModuleType) and allowed_module(value)
                 self.bind(node, bound, value if ok_module else None)
                 if isinstance(value, type):
                     self.classes[bound] = value
+                if value is not MISSING and not isinstance(value, types.ModuleType):
+                    self.values[bound] = value
             else:
                 return self.refuse(node, "from %s import ...: not allowed; tools may import only "
                                    "pure standard-library modules%s" % (mod, self.allowlist_hint()))
@@ -233,7 +267,10 @@ class Walker(ast.NodeVisitor):
     def check_binding(self, node, ident):
         """A name being bound: by an import, def, class, parameter, target or handler."""
         if self.check_ident(node, ident):
-            if ident in REFUSED_BUILTINS:
+            if ident == "super":
+                self.refuse(node, "super may not be rebound: super().__init__(...) is allowed only "
+                            "as the built-in's")
+            elif ident in REFUSED_BUILTINS:
                 self.refuse(node, "the name %s is not allowed: the built-in %s %s" % (
                     ident, ident, REFUSED_BUILTINS[ident]))
             elif not isinstance(node, (ast.Import, ast.ImportFrom)) and ident in self.aliases:
@@ -276,7 +313,9 @@ class Walker(ast.NodeVisitor):
 
     def visit_Attribute(self, node):
         attr = node.attr
-        if self.check_ident(node, attr, "attribute"):
+        if id(node) in self.super_calls:
+            pass  # super().__init__(...): the parent's own method, on this instance
+        elif self.check_ident(node, attr, "attribute"):
             base = self.resolve(node.value)
             if base is HOST:
                 if attr not in HOST_FUNCTIONS or not isinstance(node.ctx, ast.Load):
@@ -348,6 +387,15 @@ class Walker(ast.NodeVisitor):
                 len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred)):
             self.refuse(node, "type() is allowed only as type(x), to get x's class; "
                         "type(name, bases, dict) builds a class from strings: write a class statement")
+        own = ()  # the parameters of the function of this file called, if its name is bound only once
+        if isinstance(f, ast.Name) and self.bindings.get(f.id) == 1:
+            own = self.functions.get(f.id, ())
+        for k in node.keywords:
+            if k.arg in MODULE_KEYWORDS and k.arg not in own:
+                self.refuse(k, "the keyword %s= is not allowed: it sets the module a class claims to come "
+                            "from (Enum(...), namedtuple, make_dataclass), a module the standard library "
+                            "then reads and writes as that class's (enum.global_enum); leave it out "
+                            "(for a function of this file, name the parameter %s)" % (k.arg, k.arg))
         self.generic_visit(node)
 
     def visit_arg(self, node):
@@ -419,6 +467,7 @@ class Walker(ast.NodeVisitor):
         self.scope.pop()
 
     def visit_ClassDef(self, node):
+        at_import = self.scope[-1] != "function"  # the class statement runs at import
         self.check_binding(node, node.name)
         self.refuse_decorators(node)
         if node.keywords:
@@ -427,6 +476,8 @@ class Walker(ast.NodeVisitor):
             self.refuse(node, "type parameters are not allowed")
         for b in node.bases:
             self.check_type(b)
+        if at_import:
+            self.class_metas[-1][node.name] = self.check_class_creation(node)
         for i, st in enumerate(node.body):
             if i == 0 and is_docstring(st) or isinstance(st, (ast.Pass, ast.FunctionDef, ast.ClassDef)):
                 continue
@@ -437,8 +488,80 @@ class Walker(ast.NodeVisitor):
                 continue  # the annotation is checked by visit_AnnAssign
             self.refuse(st, "a class body runs at import: only def, class, and name = literal are allowed")
         self.scope.append("class")
+        if at_import:
+            self.class_metas.append({})
         self.generic_visit(node)
+        if at_import:
+            self.class_metas.pop()
         self.scope.pop()
+
+    # ---- class creation -------------------------------------------------------------
+
+    def check_class_creation(self, node):
+        """A class statement at import runs its metaclass, and only some metaclasses call
+        none of the class's own methods while they make it (SAFE_METACLASSES). An Enum's
+        metaclass calls the class's __init__ (and __eq__, __hash__, _missing_, a mixin's
+        __init__...) for each member: its class may define only methods whose names do not
+        start with _, and mix in no class of this file that is not an Enum. Returns the
+        class's metaclasses, or None when refused."""
+        metas, own = set(), []
+        for b in node.bases:
+            got = self.base_metaclasses(b)
+            if got is None:
+                self.refuse(b, "%s: the checker cannot tell what the base %s is: a class made at import (at the "
+                            "top level or in a class) may derive only from built-in classes, classes of the "
+                            "allowed modules and classes defined earlier in this file" % (node.name, dotted_name(
+                                b.value if isinstance(b, ast.Subscript) else b)))
+                return None
+            metas |= got[0]
+            if got[1]:
+                own.append((b, got[0]))
+        metas = frozenset(metas or (type,))
+        for m in metas:
+            if not safe_metaclass(m):
+                self.refuse(node, "%s: its base's metaclass %s.%s runs code while the class is made, at "
+                            "import; derive from another class, or define the class inside a function"
+                            % (node.name, m.__module__, m.__qualname__))
+                return None
+        if any(is_enum_meta(m) for m in metas):
+            for b, bm in own:
+                if not any(is_enum_meta(m) for m in bm):
+                    self.refuse(b, "%s is an Enum: its members are made at import, running the methods of "
+                                "the class %s it mixes in; mix in only built-in or standard-library types "
+                                "(str, int...)" % (node.name, dotted_name(b)))
+            for st in node.body:
+                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and st.name.startswith("_"):
+                    self.refuse(st, "%s is an Enum: its metaclass calls the class's own underscore methods "
+                                "(__init__, __eq__, __hash__, _missing_, _generate_next_value_...) while it "
+                                "makes the members, at import; an Enum may hold only members (NAME = literal) "
+                                "and methods whose names do not start with _ (def label(self) rather than "
+                                "__str__)" % node.name)
+                elif isinstance(st, ast.ClassDef):
+                    self.refuse(st, "%s is an Enum: a class inside it would be made a member at import; "
+                                "define %s at the top level" % (node.name, st.name))
+        return metas
+
+    def base_metaclasses(self, node):
+        """(the metaclasses a class base brings, whether it is a class of this tool), or None
+        when the checker cannot tell what the base is."""
+        if isinstance(node, ast.Subscript):
+            node = node.value  # dict[str, int], typing.Generic[T]: the class subscripted
+        value = MISSING
+        if isinstance(node, ast.Name):
+            for scope in (self.class_metas[-1], self.class_metas[0]):
+                if node.id in scope:
+                    metas = scope[node.id]
+                    return None if metas is None else (metas, True)
+            if node.id in self.values:
+                value = self.values[node.id]
+            elif node.id not in self.aliases and hasattr(builtins, node.id):
+                value = getattr(builtins, node.id)
+        elif isinstance(node, ast.Attribute):
+            mod = self.resolve(node.value)
+            if isinstance(mod, types.ModuleType):
+                value = getattr(mod, node.attr, MISSING)
+        metas = metaclasses_of(value)
+        return None if metas is None else (metas, False)
 
     def refuse_decorators(self, node):
         for d in node.decorator_list:
@@ -484,6 +607,70 @@ class Walker(ast.NodeVisitor):
             return self.visit(inner)
         self.refuse(node, "annotations and bases are evaluated at import: write a type (int, "
                     "list[str], X | None), not %s" % describe_expr(node))
+
+
+def binding_counts(tree):
+    """How many times each name is bound anywhere in the file: by a def or class, an
+    assignment or deletion, a parameter, an import, an except or match name, or global."""
+    counts = {}
+    for node in ast.walk(tree):
+        names = ()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = (node.name,)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names = (node.id,)
+        elif isinstance(node, ast.arg):
+            names = (node.arg,)
+        elif isinstance(node, ast.alias):
+            names = ((node.asname or node.name).split(".")[0],)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names = node.names
+        elif isinstance(node, ast.ExceptHandler) or type(node).__name__ in ("MatchAs", "MatchStar"):
+            names = (node.name,) if node.name else ()
+        elif type(node).__name__ == "MatchMapping":
+            names = (node.rest,) if node.rest else ()
+        for n in names:
+            counts[n] = counts.get(n, 0) + 1
+    return counts
+
+
+def is_super_protocol(node):
+    """Whether node is super().__name__, with no arguments to super and a protocol method
+    a class may define: the parent's own method, bound to this instance (the zero-argument
+    super() reads its class and instance from the method, never from its caller)."""
+    return isinstance(node, ast.Attribute) and node.attr in PROTOCOL_METHODS and \
+        isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and \
+        node.value.func.id == "super" and not node.value.args and not node.value.keywords
+
+
+def metaclasses_of(value):
+    """The metaclasses a class base brings: the class's, or those of the classes its
+    __mro_entries__ puts in its place (typing.NamedTuple, typing.List); None when value is
+    not something a class can derive from."""
+    if isinstance(value, type):
+        return frozenset([type(value)])
+    if value is MISSING or isinstance(value, types.ModuleType):
+        return None
+    entries = getattr(value, "__mro_entries__", None)  # standard-library code, run in the checker
+    if not callable(entries):
+        return None
+    try:
+        bases = entries((value,))
+    except Exception:
+        return None
+    if not isinstance(bases, tuple) or not all(isinstance(b, type) for b in bases):
+        return None
+    return frozenset(type(b) for b in bases)
+
+
+def is_enum_meta(meta):
+    enum = MODULES.get("enum")
+    return enum is not None and isinstance(meta, type) and issubclass(meta, enum.EnumMeta)
+
+
+def safe_metaclass(meta):
+    return meta is type or is_enum_meta(meta) or (
+        getattr(meta, "__module__", None), getattr(meta, "__qualname__", None)) in SAFE_METACLASSES
 
 
 def dotted_name(node):
