@@ -46,7 +46,7 @@ func (c *Core) propose(ctx context.Context, job contracts.Job, p contracts.Propo
 	a := store.Approval{
 		ID: store.NewApprovalID(), Kind: KindPromotion, Chat: job.Chat, Turn: job.Turn,
 		Tool: name, Args: fmt.Sprintf(`{"name":%q,"version":%d}`, name, m.Version), ArgsHash: m.Hash,
-		Summary: renderPromotion(m, p), CreatedAt: now, ExpiresAt: now.Add(c.tuning().ApprovalTTL),
+		Summary: renderPromotion(m, p), State: store.ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(c.tuning().ApprovalTTL),
 		Pending: contracts.Pending{Call: contracts.ToolCall{Name: name}},
 	}
 	if err := c.opts.Store.CreateApproval(context.WithoutCancel(ctx), a); err != nil {

@@ -1,0 +1,473 @@
+package core_test
+
+// Fast tests of core's approvals: the real worker loop runs in-process
+// (coretest), the store is a real SQLite file, and the clock is the one of
+// a testing/synctest bubble, passed in as core.Options.Now.
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/core"
+	"github.com/shelldon/shelldon/internal/core/coretest"
+	"github.com/shelldon/shelldon/internal/core/store"
+	"github.com/shelldon/shelldon/internal/selfcode"
+)
+
+// unitTTL is how long a request waits for the owner in these tests.
+const unitTTL = 10 * time.Minute
+
+// unit is a core whose workers run in-process, with the fake tools of
+// coretest: echo (FREE), launch (RISKY, its runs recorded), the live
+// self-coded tools' stand-ins and propose_tool.
+type unit struct {
+	core  *core.Core
+	opts  core.Options
+	store *store.Store
+	model *coretest.Model
+	sp    *coretest.Spawner
+	risky *coretest.Risky
+	tools *selfcode.Dir
+}
+
+// bubble runs f in a synctest bubble, in parallel with other tests.
+func bubble(t *testing.T, f func(t *testing.T)) {
+	t.Parallel()
+	synctest.Test(t, f)
+}
+
+// newUnit builds a unit; it runs inside the bubble, so the store, the
+// workers and the clock are the bubble's.
+func newUnit(t *testing.T, tune func(*core.Options)) *unit {
+	t.Helper()
+	tools, err := selfcode.Open(filepath.Join(t.TempDir(), "tools"), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unit{store: coretest.Store(t), model: &coretest.Model{}, risky: coretest.NewRisky("launch"), tools: tools}
+	u.sp = &coretest.Spawner{Build: coretest.Builder(coretest.Echo("echo"), u.risky.Tools, coretest.SelfTools, coretest.Propose)}
+	u.opts = core.Options{
+		Store: u.store, Model: u.model, Spawner: u.sp, Tools: tools, ApprovalTTL: unitTTL,
+		Logger: slog.New(slog.DiscardHandler),
+		Now:    time.Now, // inside the bubble: synctest's clock
+		Describe: func(_ context.Context, call contracts.ToolCall) []string {
+			return []string{"Checked by the daemon: " + call.Name}
+		},
+	}
+	if tune != nil {
+		tune(&u.opts)
+	}
+	u.restart(t)
+	return u
+}
+
+// restart replaces the core with a new one over the same store and
+// tools, as a restarted daemon's.
+func (u *unit) restart(t *testing.T) {
+	t.Helper()
+	c, err := core.New(u.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.core = c
+}
+
+// park runs a turn of chat whose model asks for echo, the RISKY launch with
+// args and echo again, and returns its outcome: parked at launch.
+func (u *unit) park(t *testing.T, chat, args string) core.Outcome {
+	t.Helper()
+	u.model.Script(coretest.Reply("On it.",
+		coretest.Call("c0", "echo", `{"text":"before"}`),
+		coretest.Call("c1", "launch", args),
+		coretest.Call("c2", "echo", `{"text":"after"}`)))
+	out, err := u.core.Send(context.Background(), chat, "launch it", core.Events{})
+	if err != nil || out.Stopped != contracts.StopApproval || len(out.Approvals) != 1 {
+		t.Fatalf("park: %+v, %v", out, err)
+	}
+	return out
+}
+
+func (u *unit) approval(t *testing.T, id string) store.Approval {
+	t.Helper()
+	a, err := u.store.Approval(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// auditKinds lists the kinds of chat's audit trail, oldest first, with the
+// tool after a colon.
+func (u *unit) auditKinds(t *testing.T, chat string) []string {
+	t.Helper()
+	rows, err := u.store.Audit(context.Background(), store.AuditQuery{Chat: chat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i := len(rows) - 1; i >= 0; i-- {
+		out = append(out, rows[i].Kind+":"+rows[i].Tool)
+	}
+	return out
+}
+
+// modelArgs are launch's arguments as the model sends them; canonArgs as the
+// owner approves them (filtered to the schema, canonical).
+const (
+	modelArgs = `{ "target": "notes/todo.txt", "extra": 1, "content": "buy milk\u202e" }`
+	canonArgs = "{\"content\":\"buy milk\u202e\",\"target\":\"notes/todo.txt\"}"
+)
+
+// TestParkThenApprove: a RISKY call parks the turn with the daemon's
+// rendering of the exact call; approving runs that call once, with exactly
+// the approved arguments, and the turn goes on with every call answered.
+func TestParkThenApprove(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		ctx := context.Background()
+		start := time.Now()
+		u := newUnit(t, nil)
+		out := u.park(t, "c", modelArgs)
+
+		v := out.Approvals[0]
+		if v.Kind != store.KindToolCall || v.Tool != "launch" || v.State != store.ApprovalPending ||
+			!v.CreatedAt.Equal(start) || !v.ExpiresAt.Equal(start.Add(unitTTL)) {
+			t.Errorf("request %+v", v)
+		}
+		// The daemon's rendering: the canonical arguments escaped, its own
+		// facts, the model's words labeled; nothing filtered out shows.
+		for _, want := range []string{"Tool: launch\n", `buy milk\u202e`, "notes/todo.txt",
+			"Checked by the daemon: launch", "The model's words (not shelldon's): On it."} {
+			if !strings.Contains(v.Summary, want) {
+				t.Errorf("the request lacks %q:\n%s", want, v.Summary)
+			}
+		}
+		if strings.Contains(v.Summary, "\u202e") || strings.Contains(v.Summary, "extra") {
+			t.Errorf("the request shows what it must not:\n%s", v.Summary)
+		}
+		if !strings.HasPrefix(out.Reply, "This needs your approval (request "+v.ID) || !strings.HasSuffix(out.Reply, v.Summary) {
+			t.Errorf("reply %q", out.Reply)
+		}
+		if a := u.approval(t, v.ID); a.Args != canonArgs {
+			t.Errorf("approved args %q, want %q", a.Args, canonArgs)
+		}
+		pending, err := u.core.Approvals(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]core.ApprovalView{v}, pending); diff != "" {
+			t.Errorf("Approvals (-parked +listed):\n%s", diff)
+		}
+		if info, _ := u.store.Turn(ctx, out.Turn); info.Status != contracts.StopApproval {
+			t.Errorf("parked turn status %q", info.Status)
+		}
+		if runs := u.risky.Runs(); len(runs) != 0 {
+			t.Fatalf("launch ran before the owner decided: %q", runs)
+		}
+
+		u.model.Script(coretest.Results)
+		var events []string
+		res, err := u.core.Decide(ctx, v.ID, true, "owner", core.Events{Tool: func(ev contracts.ToolEvent) {
+			events = append(events, ev.Phase+":"+ev.Tool)
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The FREE call before it ran at park time, the one after it was
+		// dropped, and launch ran once with exactly the approved arguments.
+		if want := "RESULTS: echo ok=true before | launch ok=true changed notes/todo.txt"; res.Reply != want {
+			t.Errorf("resumed reply %q, want %q", res.Reply, want)
+		}
+		if diff := cmp.Diff([]string{canonArgs}, u.risky.Runs()); diff != "" {
+			t.Errorf("launch's runs (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"start:launch", "end:launch"}, events); diff != "" {
+			t.Errorf("events (-want +got):\n%s", diff)
+		}
+		a := u.approval(t, v.ID)
+		if a.State != store.ApprovalDone || a.Outcome != "executed ok" || a.DecidedBy != "owner" || a.ResumedTurn != res.Turn {
+			t.Errorf("request after the run: %+v", a)
+		}
+		want := []string{"tool_call:echo", "approval_requested:launch", "approval_approved:launch", "tool_call:launch", "approval_executed:launch"}
+		if diff := cmp.Diff(want, u.auditKinds(t, "c")); diff != "" {
+			t.Errorf("audit (-want +got):\n%s", diff)
+		}
+
+		// The next turn's context holds the whole exchange, every call
+		// answered.
+		u.model.Script(coretest.Reply("you're welcome"))
+		if _, err := u.core.Send(ctx, "c", "thanks", core.Events{}); err != nil {
+			t.Fatal(err)
+		}
+		reqs := u.model.Requests()
+		var calls, results []string
+		for _, m := range reqs[len(reqs)-1].Messages {
+			for _, c := range m.ToolCalls {
+				calls = append(calls, c.ID)
+			}
+			for _, r := range m.ToolResults {
+				results = append(results, r.CallID)
+			}
+		}
+		if diff := cmp.Diff([]string{"c0", "c1"}, calls); diff != "" || !cmp.Equal(calls, results) {
+			t.Errorf("the next turn's context: calls %v, results %v", calls, results)
+		}
+	})
+}
+
+// TestDenyNeverRuns: a denied call never runs; the model is told "denied by
+// owner" and the turn goes on.
+func TestDenyNeverRuns(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		u := newUnit(t, nil)
+		id := u.park(t, "c", modelArgs).Approvals[0].ID
+		u.model.Script(coretest.Results)
+		out, err := u.core.Decide(context.Background(), id, false, "owner", core.Events{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "RESULTS: echo ok=true before | launch ok=false " + contracts.DeniedByOwner; out.Reply != want {
+			t.Errorf("reply %q, want %q", out.Reply, want)
+		}
+		if runs := u.risky.Runs(); len(runs) != 0 {
+			t.Errorf("a denied call ran: %q", runs)
+		}
+		if a := u.approval(t, id); a.State != store.ApprovalDone || a.Outcome != store.ApprovalDenied {
+			t.Errorf("request %+v", a)
+		}
+		want := []string{"tool_call:echo", "approval_requested:launch", "approval_denied:launch"}
+		if diff := cmp.Diff(want, u.auditKinds(t, "c")); diff != "" {
+			t.Errorf("audit (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestDecisionIsUsedOnce: of many simultaneous approvals one wins and the
+// call runs once; every later decision, either way, is ErrAlreadyDecided;
+// an unknown id is ErrUnknownApproval.
+func TestDecisionIsUsedOnce(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		ctx := context.Background()
+		u := newUnit(t, nil)
+		id := u.park(t, "c", modelArgs).Approvals[0].ID
+		u.model.Script(coretest.Results)
+		errs := make(chan error)
+		const taps = 8
+		for range taps {
+			go func() {
+				_, err := u.core.Decide(ctx, id, true, "owner", core.Events{})
+				errs <- err
+			}()
+		}
+		won := 0
+		for range taps {
+			switch err := <-errs; {
+			case err == nil:
+				won++
+			case !errors.Is(err, core.ErrAlreadyDecided):
+				t.Errorf("a losing decision: %v", err)
+			}
+		}
+		if won != 1 {
+			t.Errorf("%d decisions won", won)
+		}
+		for _, approve := range []bool{true, false} {
+			if _, err := u.core.Decide(ctx, id, approve, "owner", core.Events{}); !errors.Is(err, core.ErrAlreadyDecided) {
+				t.Errorf("decision again (approve %v): %v", approve, err)
+			}
+		}
+		if _, err := u.core.Decide(ctx, "nosuchrequest0000000000000", true, "owner", core.Events{}); !errors.Is(err, core.ErrUnknownApproval) {
+			t.Errorf("unknown request: %v", err)
+		}
+		if diff := cmp.Diff([]string{canonArgs}, u.risky.Runs()); diff != "" {
+			t.Errorf("launch's runs (-want +got):\n%s", diff)
+		}
+		if u.model.Left() != 0 {
+			t.Errorf("the resumed turn did not run")
+		}
+	})
+}
+
+// TestRequestExpires: a request can be decided until its TTL is over; at
+// the TTL it is no longer listed or decidable, ExpireApprovals closes it
+// (audit, history) and the call never runs.
+func TestRequestExpires(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		ctx := context.Background()
+		u := newUnit(t, nil)
+		id := u.park(t, "c", modelArgs).Approvals[0].ID
+
+		time.Sleep(unitTTL - time.Second)
+		if list, _ := u.core.Approvals(ctx); len(list) != 1 {
+			t.Fatalf("a second before its expiry the request is not listed: %+v", list)
+		}
+		if n, err := u.core.ExpireApprovals(ctx); n != 0 || err != nil {
+			t.Fatalf("ExpireApprovals a second early: %d, %v", n, err)
+		}
+
+		time.Sleep(time.Second)
+		if list, _ := u.core.Approvals(ctx); len(list) != 0 {
+			t.Errorf("an expired request is listed: %+v", list)
+		}
+		if _, err := u.core.Decide(ctx, id, true, "owner", core.Events{}); !errors.Is(err, core.ErrApprovalExpired) {
+			t.Fatalf("decide at the expiry: %v", err)
+		}
+		if n, err := u.core.ExpireApprovals(ctx); n != 1 || err != nil {
+			t.Fatalf("ExpireApprovals: %d, %v", n, err)
+		}
+		if n, _ := u.core.ExpireApprovals(ctx); n != 0 {
+			t.Errorf("expired twice")
+		}
+		if a := u.approval(t, id); a.State != store.ApprovalExpired {
+			t.Errorf("request %+v", a)
+		}
+		if _, err := u.core.Decide(ctx, id, true, "owner", core.Events{}); !errors.Is(err, core.ErrApprovalExpired) {
+			t.Errorf("decide after ExpireApprovals: %v", err)
+		}
+		if runs := u.risky.Runs(); len(runs) != 0 {
+			t.Errorf("an expired call ran: %q", runs)
+		}
+		if kinds := u.auditKinds(t, "c"); kinds[len(kinds)-1] != "approval_expired:launch" {
+			t.Errorf("audit %v", kinds)
+		}
+		// The conversation was completed: the next turn sees the call
+		// answered as not run, and shelldon's note.
+		u.model.Script(coretest.Reply("ok"))
+		if _, err := u.core.Send(ctx, "c", "and now?", core.Events{}); err != nil {
+			t.Fatal(err)
+		}
+		reqs := u.model.Requests()
+		var seen []string
+		for _, m := range reqs[len(reqs)-1].Messages {
+			for _, r := range m.ToolResults {
+				seen = append(seen, r.CallID+" "+r.Content)
+			}
+			if m.Role == contracts.RoleAssistant && m.Text != "" {
+				seen = append(seen, m.Text)
+			}
+		}
+		want := []string{"On it.", "c0 before", "c1 not run: the owner did not decide before the request expired",
+			"The approval request " + id + " (launch) expired before you decided; nothing was run."}
+		if diff := cmp.Diff(want, seen); diff != "" {
+			t.Errorf("the next turn's context (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestRecoverAfterCrash: what a crash left between a decision and its end
+// is finished at the next start: an approved call that never ran runs once,
+// a call that was running is not retried (the model is told), a denial is
+// carried out, and a pending request stays pending.
+func TestRecoverAfterCrash(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		ctx := context.Background()
+		u := newUnit(t, nil)
+		ids := map[string]string{}
+		for _, chat := range []string{"approved", "running", "denied", "pending"} {
+			ids[chat] = u.park(t, chat, `{"target":"`+chat+`"}`).Approvals[0].ID
+		}
+		// The daemon committed these decisions, then died (the core's
+		// first step of Decide, then nothing).
+		for chat, approve := range map[string]bool{"approved": true, "running": true, "denied": false} {
+			if _, err := u.store.Decide(ctx, ids[chat], approve, "owner", time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := u.store.Transition(ctx, ids["running"], store.ApprovalApproved, store.ApprovalRunning, "", 0); err != nil {
+			t.Fatal(err)
+		}
+
+		u.restart(t)
+		u.model.Script(coretest.Results, coretest.Results, coretest.Results)
+		if n, err := u.core.RecoverApprovals(ctx); n != 3 || err != nil {
+			t.Fatalf("RecoverApprovals: %d, %v", n, err)
+		}
+		if diff := cmp.Diff([]string{`{"target":"approved"}`}, u.risky.Runs()); diff != "" {
+			t.Errorf("launch's runs (-want +got):\n%s", diff)
+		}
+		for chat, want := range map[string][2]string{
+			"approved": {store.ApprovalDone, "executed ok"},
+			"running":  {store.ApprovalDone, core.Interrupted},
+			"denied":   {store.ApprovalDone, store.ApprovalDenied},
+			"pending":  {store.ApprovalPending, ""},
+		} {
+			if a := u.approval(t, ids[chat]); a.State != want[0] || a.Outcome != want[1] {
+				t.Errorf("%s: %s %q, want %s %q", chat, a.State, a.Outcome, want[0], want[1])
+			}
+		}
+		// What each resumed turn told the model of the parked call.
+		told := map[string]bool{}
+		for _, req := range u.model.Requests() {
+			for _, r := range req.Messages[len(req.Messages)-1].ToolResults {
+				if r.Name == "launch" {
+					told[r.Content] = true
+				}
+			}
+		}
+		for _, want := range []string{"changed approved", core.Interrupted, contracts.DeniedByOwner} {
+			if !told[want] {
+				t.Errorf("no resumed turn told the model %q: %v", want, told)
+			}
+		}
+		// Recovering again finds nothing left to do.
+		if n, err := u.core.RecoverApprovals(ctx); n != 0 || err != nil {
+			t.Errorf("RecoverApprovals again: %d, %v", n, err)
+		}
+		if runs := u.risky.Runs(); len(runs) != 1 {
+			t.Errorf("launch ran %d times", len(runs))
+		}
+	})
+}
+
+// TestDecisionWaitsForASlot: with the only worker slot taken by a turn, a
+// decision is committed at once but waits for the slot to run the call,
+// then runs it once.
+func TestDecisionWaitsForASlot(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		ctx := context.Background()
+		u := newUnit(t, func(o *core.Options) { o.Workers = 1 })
+		id := u.park(t, "a", modelArgs).Approvals[0].ID
+
+		release := make(chan struct{})
+		u.model.Script(func(context.Context, contracts.Request) (contracts.Completion, error) {
+			<-release // a long turn holds the only slot
+			return coretest.Completion("long turn done"), nil
+		}, coretest.Results)
+		longDone := make(chan error)
+		go func() {
+			_, err := u.core.Send(ctx, "b", "think long", core.Events{})
+			longDone <- err
+		}()
+		synctest.Wait() // the long turn waits on its model call
+		decided := make(chan error)
+		go func() {
+			_, err := u.core.Decide(ctx, id, true, "owner", core.Events{})
+			decided <- err
+		}()
+		synctest.Wait() // the decision waits for the slot
+		if a := u.approval(t, id); a.State != store.ApprovalApproved {
+			t.Errorf("the decision is not committed while it waits: %s", a.State)
+		}
+		if runs := u.risky.Runs(); len(runs) != 0 {
+			t.Fatalf("the call ran while the only slot was busy: %q", runs)
+		}
+		close(release)
+		if err := <-longDone; err != nil {
+			t.Fatal(err)
+		}
+		if err := <-decided; err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{canonArgs}, u.risky.Runs()); diff != "" {
+			t.Errorf("launch's runs (-want +got):\n%s", diff)
+		}
+	})
+}
