@@ -210,6 +210,15 @@ func (d *doctor) checkDisk(cfg *config.Config) {
 		d.ok("disk", fmt.Sprintf("%s has %s free; commands are stopped below %s (sandbox.min_free_disk)",
 			cfg.Workspace, roughly(free), cfg.Sandbox.MinFreeDisk))
 	}
+	ifree, ifloor, itotal, err := sandbox.FreeInodes(dir)
+	switch {
+	case err != nil || itotal == 0:
+		// Counted above, or a file system without an inode count (btrfs).
+	case ifree < ifloor:
+		d.fail("disk", fmt.Sprintf("%d of %d inodes free, below the floor of %d (2%%): run_shell and git will refuse to start", ifree, itotal, ifloor))
+	default:
+		d.ok("disk", fmt.Sprintf("%d of %d inodes free; commands are stopped below %d (2%%)", ifree, itotal, ifloor))
+	}
 }
 
 // checkPython reports whether self-coded tools may be written in Python, and

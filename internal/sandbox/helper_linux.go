@@ -161,15 +161,18 @@ func (h *helper) setup(sp spec) error {
 	h.layer(LayerFDsClosed)
 	h.st.Detail[LayerFDsClosed] = how
 	if sp.Namespaces {
-		procOpts, err := buildRoot(sp)
+		root, err := buildRoot(sp)
 		if err != nil {
 			return err
 		}
-		switch {
+		switch procOpts := root.procOpts; {
 		case strings.Contains(procOpts, "gid="):
 			h.st.Detail[LayerHelperHidden] += "; /proc " + procOpts + ": no /proc/1 at all"
 		case procOpts != "":
 			h.st.Detail[LayerHelperHidden] += "; /proc " + procOpts + ": no /proc/1 but for the daemon's group"
+		}
+		for _, s := range root.skipped {
+			h.skip(s)
 		}
 		if err := unix.Sethostname([]byte("sandbox")); err != nil {
 			return fmt.Errorf("set hostname: %w", err)
@@ -178,6 +181,16 @@ func (h *helper) setup(sp spec) error {
 		h.layer(LayerMountNS)
 		h.layer(LayerPIDNS)
 		h.layer(LayerIPCNS)
+		if root.ipc != "" {
+			h.st.Detail[LayerIPCNS] = root.ipc
+		}
+		h.layer(LayerProcMasked)
+		h.st.Detail[LayerProcMasked] = root.masked
+		if sp.Nested {
+			// The builder keeps the capabilities of its user namespace, in
+			// which these mounts were made: it could undo them.
+			h.skip("proc-masked: a process that builds nested sandboxes could remount or unmount the masks (its own user namespace made them)")
+		}
 		if !sp.Network {
 			h.layer(LayerNetNS)
 		}
@@ -188,6 +201,15 @@ func (h *helper) setup(sp spec) error {
 		return err
 	}
 	h.layer(LayerRlimits)
+	if !sp.Nested {
+		// Out of memory, in its cgroup or on the host, what the sandbox
+		// runs goes first: before a nested sandbox's builder (the worker,
+		// whose memory cgroup it shares) and before the daemon. Raising it
+		// needs no privilege.
+		if err := os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0); err != nil {
+			h.skip("oom_score_adj: " + err.Error())
+		}
+	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}

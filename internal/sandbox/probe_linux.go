@@ -77,6 +77,14 @@ func (r *Runner) probe(ctx context.Context) Tier {
 		r.cgroups = true
 	}
 	t.Layers = append(t.Layers, cg)
+	mem := Layer{Name: LayerMemCgroup}
+	if own, err := memoryAvailable(); err != nil {
+		mem.Detail = "not used: " + err.Error() + " (RLIMIT_DATA bounds each process's private memory; seccomp refuses the shared kinds)"
+	} else {
+		mem.OK, mem.Detail = true, "a memory limit per sandbox (cgroup v1, in "+own+"): its data limit, /tmp, /dev/shm and 32 MiB, no swap"
+		r.memcg = own
+	}
+	t.Layers = append(t.Layers, mem)
 	return t
 }
 

@@ -25,7 +25,8 @@ type Runner struct {
 	helper  string
 	once    sync.Once
 	tier    Tier
-	cgroups bool // put each sandbox in a pids cgroup (probed)
+	cgroups bool   // put each sandbox in a pids cgroup (probed)
+	memcg   string // make each sandbox a memory cgroup in this one (probed), or ""
 }
 
 // NewRunner returns a Runner whose helper is the given binary (one that
@@ -52,10 +53,14 @@ type Process struct {
 	stDone chan error
 	start  time.Time
 	killed atomic.Bool
-	// diskLow: the workspace's free space fell below the policy's
-	// MinFreeDisk and the watch killed the sandbox.
-	diskLow atomic.Bool
-	cgroup  *pidsCgroup
+	// disk is the floor the run must keep on its workspace's file system;
+	// nil when the policy asks for none.
+	disk *diskFloor
+	// diskKilled: the workspace's file system fell below its floor and the
+	// watch killed the sandbox; diskLow says how (diskFloor.low).
+	diskKilled atomic.Bool
+	diskLow    atomic.Pointer[string]
+	cgroup     *sandboxCgroups
 }
 
 // Start starts p's command in a sandbox with the given standard streams
@@ -84,9 +89,13 @@ func (r *Runner) prepare(ctx context.Context, p *Policy) (spec, error) {
 	if !tier.Full() && !p.AllowDegraded {
 		return spec{}, fmt.Errorf("%w: %s; set sandbox.allow_degraded: true to run with less", ErrDegraded, tier.Missing())
 	}
-	if watchesDisk(*p) {
-		if err := checkFreeSpace(p.Workspace, p.MinFreeDisk); err != nil {
-			return spec{}, err
+	if f := floorOf(*p); f != nil {
+		low, err := f.low()
+		if err != nil {
+			return spec{}, fmt.Errorf("sandbox: free space of the workspace: %w", err)
+		}
+		if low != "" {
+			return spec{}, fmt.Errorf("%w: %s", ErrDiskLow, low)
 		}
 	}
 	return spec{
@@ -137,24 +146,21 @@ func (r *Runner) start(ctx context.Context, sp spec, p Policy, stdin io.Reader, 
 	// A grandchild that kept an output pipe open cannot hold Wait past this.
 	cmd.WaitDelay = 2 * time.Second
 
-	pr := &Process{cmd: cmd, ctx: ctx, cancel: cancel, stDone: make(chan error, 1), start: time.Now()}
+	pr := &Process{cmd: cmd, ctx: ctx, cancel: cancel, stDone: make(chan error, 1), start: time.Now(), disk: floorOf(p)}
 	if err := startDumpable(cmd, sp.Namespaces); err != nil {
 		cancel()
 		statR.Close()
 		return nil, fmt.Errorf("sandbox: start helper: %w", err)
 	}
 	// The helper waits for its spec before it starts anything, so every
-	// process of the sandbox is born inside the pids cgroup. Its threads
-	// count too, hence the margin.
-	if r.cgroups {
-		cg, err := newPidsCgroup(cmd.Process.Pid, int(sp.Limits.Processes)+16)
-		if err != nil {
-			pr.Kill()
-			pr.Wait()
-			return nil, fmt.Errorf("sandbox: pids cgroup: %w", err)
-		}
-		pr.cgroup = cg
+	// process of the sandbox is born inside its cgroups.
+	cg, err := r.joinCgroups(cmd.Process.Pid, sp)
+	if err != nil {
+		pr.Kill()
+		pr.Wait()
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
+	pr.cgroup = cg
 	go func() {
 		data, err := io.ReadAll(io.LimitReader(statR, 1<<20))
 		if err == nil && len(bytes.TrimSpace(data)) > 0 {
@@ -168,56 +174,170 @@ func (r *Runner) start(ctx context.Context, sp spec, p Policy, stdin io.Reader, 
 		pr.Wait()
 		return nil, fmt.Errorf("sandbox: send policy: %w", err)
 	}
-	if watchesDisk(p) {
-		go pr.watchDisk(p.Workspace, p.MinFreeDisk)
+	if pr.disk != nil {
+		go pr.watchDisk()
 	}
 	return pr, nil
 }
 
-// watchesDisk reports whether p asks for its workspace's free space to be
-// watched.
-func watchesDisk(p Policy) bool { return p.MinFreeDisk > 0 && p.Workspace != "" }
+// diskFloor is what a run must leave free on its workspace's file system:
+// MinFreeDisk bytes, and inodeFloor of its inodes.
+type diskFloor struct {
+	path  string
+	bytes uint64
+}
+
+// floorOf is p's disk floor, or nil when p asks for none.
+func floorOf(p Policy) *diskFloor {
+	if p.MinFreeDisk == 0 || p.Workspace == "" {
+		return nil
+	}
+	return &diskFloor{path: p.Workspace, bytes: p.MinFreeDisk}
+}
+
+// inodeFloor is how many free inodes a file system of files inodes must
+// keep: 2% of them. A file system that does not count inodes (btrfs, a
+// tmpfs without nr_inodes) reports 0 and gets no floor.
+func inodeFloor(files uint64) uint64 { return files / 50 }
+
+// diskPollMin is the shortest interval of the disk watch, close to a floor;
+// diskPoll its longest, DiskPollInterval (a test lengthens it to see what
+// the check at the end finds alone).
+const diskPollMin = 2 * time.Millisecond
+
+var diskPollNs atomic.Int64
+
+func diskPoll() time.Duration {
+	if d := time.Duration(diskPollNs.Load()); d > 0 {
+		return d
+	}
+	return DiskPollInterval
+}
+
+// diskState is one look at a file system.
+type diskState struct {
+	avail uint64 // bytes available to this process's user, as df shows them
+	ffree uint64 // free inodes
+	files uint64 // inodes in all; 0 when the file system does not count them
+}
+
+func statDisk(path string) (diskState, error) {
+	var fs unix.Statfs_t
+	if err := unix.Statfs(path, &fs); err != nil {
+		return diskState{}, err
+	}
+	unit := uint64(fs.Frsize)
+	if unit == 0 {
+		unit = uint64(fs.Bsize)
+	}
+	return diskState{avail: fs.Bavail * unit, ffree: fs.Ffree, files: fs.Files}, nil
+}
 
 // FreeSpace is the space of path's file system available to this process's
 // user, as df shows it.
 func FreeSpace(path string) (uint64, error) {
-	var fs unix.Statfs_t
-	if err := unix.Statfs(path, &fs); err != nil {
-		return 0, err
-	}
-	return fs.Bavail * uint64(fs.Bsize), nil
+	s, err := statDisk(path)
+	return s.avail, err
 }
 
-// checkFreeSpace fails with ErrDiskLow when path's file system has less
-// than floor bytes free.
-func checkFreeSpace(path string, floor uint64) error {
-	free, err := FreeSpace(path)
+// FreeInodes is the free inodes of path's file system, the inode floor a
+// sandbox keeps there (0 where the file system counts no inodes), and the
+// total.
+func FreeInodes(path string) (free, floor, total uint64, err error) {
+	s, err := statDisk(path)
+	return s.ffree, inodeFloor(s.files), s.files, err
+}
+
+// low looks at the file system and says which floor it is below, as a
+// sentence for the owner and the model ("free space ..." or "free inodes
+// ..."), or "" when it is above both.
+func (f *diskFloor) low() (string, error) {
+	s, err := statDisk(f.path)
 	if err != nil {
-		return fmt.Errorf("sandbox: free space of the workspace: %w", err)
+		return "", err
 	}
-	if free < floor {
-		return fmt.Errorf("%w: %s has %d MiB free, the minimum is %d MiB (sandbox.min_free_disk)", ErrDiskLow, path, free>>20, floor>>20)
-	}
-	return nil
+	return f.below(s), nil
 }
 
-// watchDisk kills the sandbox when the free space of the workspace's file
-// system falls below floor, polling every DiskPollInterval until the
-// sandbox ends. A run may overshoot by what it writes in one interval.
-func (pr *Process) watchDisk(workspace string, floor uint64) {
-	tick := time.NewTicker(DiskPollInterval)
-	defer tick.Stop()
+// below says which floor s is below, or "".
+func (f *diskFloor) below(s diskState) string {
+	if s.avail < f.bytes {
+		return fmt.Sprintf("free space on %s is %d MiB, below the minimum of %d MiB (sandbox.min_free_disk)", f.path, s.avail>>20, f.bytes>>20)
+	}
+	if floor := inodeFloor(s.files); s.ffree < floor {
+		return fmt.Sprintf("free inodes on %s are %d of %d, below the minimum of %d (2%% of them, kept with sandbox.min_free_disk)", f.path, s.ffree, s.files, floor)
+	}
+	return ""
+}
+
+// diskWatch is one run's watch: its last look at the file system, and the
+// fastest rates, per second, at which the run has used space and inodes.
+type diskWatch struct {
+	f                    *diskFloor
+	last                 diskState
+	at                   time.Time
+	bytesRate, inodeRate float64
+}
+
+// see takes in a look made at now and says how long to wait for the next:
+// diskPoll, or less when, at the fastest rate the run has used space or
+// inodes so far, half the room left above a floor would go sooner, but
+// never less than diskPollMin. A writer is thus seen within about
+// diskPollMin of crossing a floor, not a whole interval after, even if it
+// pauses on its way (the fastest rate, not the last, is what counts).
+func (w *diskWatch) see(cur diskState, now time.Time) time.Duration {
+	if dt := now.Sub(w.at).Seconds(); dt > 0 && !w.at.IsZero() {
+		if cur.avail < w.last.avail {
+			w.bytesRate = max(w.bytesRate, float64(w.last.avail-cur.avail)/dt)
+		}
+		if cur.ffree < w.last.ffree {
+			w.inodeRate = max(w.inodeRate, float64(w.last.ffree-cur.ffree)/dt)
+		}
+	}
+	w.last, w.at = cur, now
+	wait := diskPoll()
+	limit := func(free, floor uint64, rate float64) {
+		if rate > 0 && free > floor {
+			d := time.Duration(float64(free-floor) / (2 * rate) * float64(time.Second))
+			wait = min(wait, max(d, diskPollMin))
+		}
+	}
+	limit(cur.avail, w.f.bytes, w.bytesRate)
+	limit(cur.ffree, inodeFloor(cur.files), w.inodeRate)
+	return wait
+}
+
+// watchDisk kills the sandbox when the workspace's file system falls below
+// its floor, polling it until the sandbox ends: every DiskPollInterval, more
+// often when the run uses space or inodes fast enough to reach a floor
+// sooner (diskWatch.see). A burst may still overshoot by what it writes or
+// creates before the next poll, and the kill takes effect when the helper
+// next runs; Wait checks once more when the sandbox has ended.
+func (pr *Process) watchDisk() {
+	w := diskWatch{f: pr.disk}
+	if s, err := statDisk(w.f.path); err == nil {
+		w.see(s, time.Now())
+	}
+	timer := time.NewTimer(diskPoll())
+	defer timer.Stop()
 	for {
 		select {
 		case <-pr.ctx.Done():
 			return
-		case <-tick.C:
+		case <-timer.C:
 		}
-		if free, err := FreeSpace(workspace); err == nil && free < floor {
-			pr.diskLow.Store(true)
+		cur, err := statDisk(w.f.path)
+		if err != nil {
+			timer.Reset(diskPoll())
+			continue
+		}
+		if low := w.f.below(cur); low != "" {
+			pr.diskLow.Store(&low)
+			pr.diskKilled.Store(true)
 			pr.Kill()
 			return
 		}
+		timer.Reset(w.see(cur, time.Now()))
 	}
 }
 
@@ -262,7 +382,17 @@ func (pr *Process) Wait() (Result, error) {
 	case <-pr.stDone:
 	case <-time.After(2 * time.Second):
 	}
-	res := Result{Duration: time.Since(pr.start), DiskLow: pr.diskLow.Load()}
+	res := Result{Duration: time.Since(pr.start)}
+	// The watch polls, so a run can go below the floor and end between two
+	// polls: everything in the sandbox is gone now, so check once more.
+	if pr.disk != nil && !pr.diskKilled.Load() {
+		if low, err := pr.disk.low(); err == nil && low != "" {
+			pr.diskLow.Store(&low)
+		}
+	}
+	if low := pr.diskLow.Load(); low != nil {
+		res.DiskLow, res.DiskLowDetail = true, *low
+	}
 	st := pr.st
 	switch {
 	case st.Error != "":
@@ -275,7 +405,7 @@ func (pr *Process) Wait() (Result, error) {
 	// broken helper.
 	res.ExitCode, res.Signal = -1, "killed"
 	switch {
-	case res.DiskLow:
+	case pr.diskKilled.Load():
 	case errors.Is(pr.ctx.Err(), context.DeadlineExceeded):
 		res.TimedOut = true
 	case pr.killed.Load():
@@ -287,11 +417,14 @@ func (pr *Process) Wait() (Result, error) {
 
 // Known sets the tier the daemon's probe already found, so this Runner
 // does not probe again (a worker building nested sandboxes). Whether it
-// can make pids cgroups is still checked here: inside a sandbox it cannot.
+// can make cgroups is still checked here: inside a sandbox it cannot.
 func (r *Runner) Known(t Tier) {
 	r.once.Do(func() {
 		r.tier = t
 		r.cgroups = t.has(LayerCgroup) && pidsAvailable() == nil
+		if t.has(LayerMemCgroup) {
+			r.memcg, _ = memoryAvailable()
+		}
 	})
 }
 

@@ -22,10 +22,14 @@
 // would take for a crash. A target that signals PID 1 is reported by its own
 // exit.
 //
-// With Policy.MinFreeDisk the Runner also watches the free space of the
-// workspace's file system: it refuses to start below it (ErrDiskLow) and
-// kills the sandbox when a run brings it below (Result.DiskLow). The watch
-// polls, so a run may overshoot by what it writes in one interval.
+// With Policy.MinFreeDisk the Runner also watches the workspace's file
+// system, its free space and its free inodes (at least 2% of them): it
+// refuses to start below either floor (ErrDiskLow), kills the sandbox when
+// a run brings it below (Result.DiskLow), and checks once more when the
+// sandbox has ended, so a run that went below between two polls is reported
+// too. The watch polls (more often as a run nears a floor fast), so a burst
+// may overshoot a floor; seccomp refuses fallocate, so space costs real
+// writes.
 //
 // Invariant: nothing runs with fewer layers than the kernel offers, and
 // never silently: Probe reports each layer; when a required one is missing,
@@ -62,11 +66,17 @@ type Policy struct {
 	AllowDegraded bool
 	// MinFreeDisk, when not 0 and the policy has a Workspace, is the free
 	// space (bytes available to the daemon's user) the workspace's file
-	// system must keep: below it the run does not start (ErrDiskLow), and a
-	// run that brings it below is killed (Result.DiskLow). The space is
-	// polled every DiskPollInterval, so a run may overshoot by what it
-	// writes in one interval; RLIMIT_FSIZE (Limits.FileBytes) bounds each
-	// file on its own.
+	// system must keep; it also turns on a floor of free inodes, 2% of the
+	// file system's (none where the file system does not count them, as
+	// btrfs). Below either floor the run does not start (ErrDiskLow); a run
+	// that brings the file system below one is killed, and one found below
+	// when the sandbox has ended is reported all the same (Result.DiskLow).
+	// The file system is polled every DiskPollInterval, and down to every
+	// 2 ms as a run nears a floor at the fastest rate it has written or
+	// created at, so a burst may still overshoot by what it writes or
+	// creates before the next poll; RLIMIT_FSIZE (Limits.FileBytes) bounds
+	// each file on its own, and seccomp refuses fallocate, so space is only
+	// had by writing it.
 	MinFreeDisk uint64
 }
 
@@ -85,7 +95,7 @@ const (
 	DefaultMaxOutput = 64 << 10
 	DefaultTmpSize   = 64 << 20
 	// DiskPollInterval is how often a run with MinFreeDisk checks the
-	// workspace's free space.
+	// workspace's free space and inodes when it is far from their floors.
 	DiskPollInterval = 50 * time.Millisecond
 )
 
@@ -106,12 +116,19 @@ type Result struct {
 	StdoutTruncated bool
 	StderrTruncated bool
 	TimedOut        bool // the deadline killed the sandbox
-	// DiskLow: the workspace's free space fell below Policy.MinFreeDisk
-	// during the run, and the sandbox was killed (ExitCode -1, Signal
-	// "killed", unless the target had ended just before). What it wrote is
-	// still there.
-	DiskLow  bool
-	Duration time.Duration
+	// DiskLow: the workspace's file system went below its floor of free
+	// space (Policy.MinFreeDisk) or of free inodes during the run. Either
+	// the watch saw it and killed the sandbox (ExitCode -1, Signal
+	// "killed", unless the target had ended just before), or the check
+	// after the end found it (the target's own exit status stays: it may
+	// be 0, but OK is false). What it wrote is still there. The workspace
+	// is shared with the owner and other runs, whose writes count too.
+	DiskLow bool
+	// DiskLowDetail says which floor and by how much, as "free space on
+	// /ws is 40 MiB, below the minimum of 512 MiB (sandbox.min_free_disk)"
+	// or "free inodes on /ws are ...".
+	DiskLowDetail string
+	Duration      time.Duration
 }
 
 // OK reports whether the target exited with status 0 in time, and left the
@@ -126,8 +143,9 @@ var (
 	ErrDegraded    = errors.New("sandbox: a required layer is missing")
 	ErrBadPolicy   = errors.New("sandbox: bad policy")
 	// ErrDiskLow: the workspace's file system had less free space than
-	// Policy.MinFreeDisk, so nothing ran.
-	ErrDiskLow = errors.New("sandbox: free disk space is below the minimum")
+	// Policy.MinFreeDisk, or fewer free inodes than its inode floor, so
+	// nothing ran. The error's text says which.
+	ErrDiskLow = errors.New("sandbox: the workspace's file system is low on free space or inodes")
 )
 
 // Env returns a minimal environment for a sandboxed command, plus extra.

@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	testbin.Cleanup()
 	removeHostile()
+	removeProber()
 	os.Exit(code)
 }
 
@@ -498,9 +499,10 @@ func TestUnprivileged(t *testing.T) {
 	}
 	tests := []string{"TestRunBasics", "TestNetworkContained", "TestFilesContained", "TestNothingSurvives", "TestResourceBombs",
 		"TestProbeFullTier", "TestTargetGetsOnlyStdio", "TestHelperSurvivesSignals", "TestHelperHidden", "TestSocketFamilies",
-		"TestTmpBounded", "TestDiskLowPrecheck", "TestNestedInProcessMode"}
+		"TestTmpBounded", "TestDiskLowPrecheck", "TestNestedInProcessMode", "TestProcHardened", "TestProcHardenedNested",
+		"TestResolvConf", "TestIPCLimits"}
 	cmd := exec.Command(bin, "-test.run", "^("+strings.Join(tests, "|")+")$", "-test.v")
-	cmd.Env = []string{unprivEnv + "=1", "SHELLDON_TEST_HELPER=" + helper, hostileEnv + "=" + hostile(t),
+	cmd.Env = []string{unprivEnv + "=1", "SHELLDON_TEST_HELPER=" + helper, hostileEnv + "=" + hostile(t), proberEnv + "=" + prober(t),
 		"PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp"}
 	cmd.Dir = "/tmp"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}

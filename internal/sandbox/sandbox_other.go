@@ -50,3 +50,6 @@ func (r *Runner) Known(Tier) {}
 
 // FreeSpace is not measured off Linux.
 func FreeSpace(string) (uint64, error) { return 0, ErrUnsupported }
+
+// FreeInodes is not measured off Linux.
+func FreeInodes(string) (free, floor, total uint64, err error) { return 0, 0, 0, ErrUnsupported }

@@ -16,7 +16,16 @@ const (
 	LayerSeccomp  = "seccomp"
 	LayerLandlock = "landlock"
 	LayerCgroup   = "cgroup"
-	LayerNoCaps   = "no-capabilities"
+	// LayerMemCgroup: each sandbox is in a memory cgroup (v1) bounding
+	// all its processes together, shared memory, memfd and tmpfs included,
+	// which RLIMIT_DATA does not.
+	LayerMemCgroup = "memory-cgroup"
+	LayerNoCaps    = "no-capabilities"
+	// LayerProcMasked: the sandbox's /proc has its host-wide parts
+	// read-only (/proc/sys, sysrq-trigger, irq, bus, fs, asound), which the
+	// kernel lets host root's uid write whatever its capabilities, and
+	// kernel state masked (kcore, kpageflags, slabinfo, timer_list, ...).
+	LayerProcMasked = "proc-masked"
 	// LayerSockets: seccomp lets the target make AF_UNIX sockets only, and
 	// AF_INET, AF_INET6 and NETLINK_ROUTE ones when the policy grants the
 	// network; any other family fails with EAFNOSUPPORT.
@@ -40,8 +49,8 @@ const (
 // required are the layers a stock Raspberry Pi OS kernel offers (Linux 5.x
 // and later: close_range, 5.9, is not needed); without any of them the
 // sandbox is degraded.
-var required = []string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerIPCNS, LayerRlimits, LayerSeccomp,
-	LayerSockets, LayerFDsClosed, LayerHelperHidden, LayerHelperSignals}
+var required = []string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerIPCNS, LayerProcMasked, LayerRlimits,
+	LayerSeccomp, LayerSockets, LayerFDsClosed, LayerHelperHidden, LayerHelperSignals}
 
 // Layer is one containment layer and whether this kernel has it.
 type Layer struct {
@@ -126,6 +135,7 @@ func TierOf(inPlace []string) Tier {
 	for _, name := range required {
 		t.Layers = append(t.Layers, Layer{Name: name, Required: true, OK: on[name]})
 	}
-	t.Layers = append(t.Layers, Layer{Name: LayerLandlock, OK: on[LayerLandlock]}, Layer{Name: LayerCgroup, OK: on[LayerCgroup]})
+	t.Layers = append(t.Layers, Layer{Name: LayerLandlock, OK: on[LayerLandlock]}, Layer{Name: LayerCgroup, OK: on[LayerCgroup]},
+		Layer{Name: LayerMemCgroup, OK: on[LayerMemCgroup]})
 	return t
 }

@@ -8,7 +8,7 @@ import (
 
 func TestTierOfRoundTrip(t *testing.T) {
 	t.Parallel()
-	full := TierOf([]string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerIPCNS, LayerRlimits, LayerSeccomp,
+	full := TierOf([]string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerIPCNS, LayerProcMasked, LayerRlimits, LayerSeccomp,
 		LayerSockets, LayerFDsClosed, LayerHelperHidden, LayerHelperSignals, LayerLandlock})
 	if !full.Full() || !full.has(LayerLandlock) || full.has(LayerCgroup) {
 		t.Fatalf("full tier: %s", full)

@@ -4,6 +4,7 @@ package seccomp
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -259,6 +260,78 @@ func probes() []probe {
 		{"setsig_segv", setsigProbe(unix.SIGSEGV)},
 		{"setsig_rt", setsigProbe(40)},
 
+		// Memory beyond RLIMIT_DATA, and the mappings that must stay.
+		{"mmap_shared_anon", mmapProbe(-1, unix.MAP_SHARED|unix.MAP_ANONYMOUS)},
+		{"mmap_private_anon", mmapProbe(-1, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)},
+		// What the vDSO's getrandom asks for its state (the Go runtime's
+		// crypto/rand among others); a kernel before 6.11 has no
+		// MAP_DROPPABLE and answers EINVAL, which is not the filter's.
+		{"mmap_droppable_anon", func() error {
+			err := mmapProbe(-1, unix.MAP_DROPPABLE|unix.MAP_ANONYMOUS)()
+			if errors.Is(err, unix.EINVAL) {
+				return nil
+			}
+			return err
+		}},
+		{"mmap_shared_file", withTempFile(func(f *os.File) error {
+			if err := f.Truncate(1 << 20); err != nil {
+				return err
+			}
+			return mmapProbe(int(f.Fd()), unix.MAP_SHARED)()
+		})},
+		{"mremap_grow", func() error {
+			b, err := unix.Mmap(-1, 0, 1<<16, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+			if err != nil {
+				return fmt.Errorf("mmap: %v", err)
+			}
+			b, err = unix.Mremap(b, 1<<20, unix.MREMAP_MAYMOVE)
+			if err == nil {
+				b[1<<19] = 1
+			}
+			unix.Munmap(b)
+			return err
+		}},
+		{"memfd_create", func() error {
+			fd, err := unix.MemfdCreate("seccomp-probe", unix.MFD_CLOEXEC)
+			if err == nil {
+				unix.Close(fd)
+			}
+			return err
+		}},
+		{"shmget", func() error {
+			// Unfiltered, the control makes a segment in the host's IPC
+			// namespace: remove it at once.
+			id, _, e := unix.Syscall(unix.SYS_SHMGET, unix.IPC_PRIVATE, 1<<16, unix.IPC_CREAT|0o600)
+			if e == 0 {
+				unix.Syscall(unix.SYS_SHMCTL, id, unix.IPC_RMID, 0)
+			}
+			return errnoErr(e)
+		}},
+		{"msgget", func() error {
+			id, _, e := unix.Syscall(unix.SYS_MSGGET, unix.IPC_PRIVATE, unix.IPC_CREAT|0o600, 0)
+			if e == 0 {
+				unix.Syscall(unix.SYS_MSGCTL, id, unix.IPC_RMID, 0)
+			}
+			return errnoErr(e)
+		}},
+
+		// Disk space without writes: fallocate and its ioctl twin, on a file
+		// in TMPDIR (a disk file system that has fallocate).
+		{"fallocate", withTempFile(func(f *os.File) error {
+			return unix.Fallocate(int(f.Fd()), 0, 0, 1<<20)
+		})},
+		{"fallocate_keep_size", withTempFile(func(f *os.File) error {
+			return unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, 0, 1<<20)
+		})},
+		{"ioctl_resvsp64", withTempFile(func(f *os.File) error {
+			// struct space_resv: l_type, l_whence (SEEK_SET), l_start,
+			// l_len, l_sysid, l_pid, l_pad[4]: 48 bytes.
+			var sr [48]byte
+			binary.NativeEndian.PutUint64(sr[16:], 1<<20)
+			_, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), uintptr(preallocIoctls[1]), uintptr(unsafe.Pointer(&sr)))
+			return errnoErr(e)
+		})},
+
 		// Ordinary work.
 		{"ioctl_tiocgwinsz", func() error {
 			return withPty(func(_, slave int) error {
@@ -290,6 +363,32 @@ func probes() []probe {
 		}},
 		{"go_runtime", probeGoRuntime},
 		{"threads_filtered", probeThreadsFiltered},
+	}
+}
+
+// mmapProbe maps 1 MiB of fd (-1: none) with flags, writes to it and unmaps
+// it.
+func mmapProbe(fd, flags int) func() error {
+	return func() error {
+		b, err := unix.Mmap(fd, 0, 1<<20, unix.PROT_READ|unix.PROT_WRITE, flags)
+		if err != nil {
+			return err
+		}
+		b[0], b[len(b)-1] = 1, 1
+		return unix.Munmap(b)
+	}
+}
+
+// withTempFile runs f on a fresh file in TMPDIR.
+func withTempFile(f func(*os.File) error) func() error {
+	return func() error {
+		file, err := os.CreateTemp("", "seccomp-probe-*")
+		if err != nil {
+			return fmt.Errorf("create: %v", err)
+		}
+		defer os.Remove(file.Name())
+		defer file.Close()
+		return f(file)
 	}
 }
 

@@ -25,6 +25,27 @@
 //     nfsservctl, uselib, lookup_dcookie; most need a capability the sandbox
 //     drops anyway, and denying them removes code paths from reach;
 //   - NUMA memory placement (mbind, migrate_pages, move_pages);
+//   - memory that RLIMIT_DATA does not count, which counts only private
+//     writable mappings: mmap (mmap2 on arm) whose flags ask for shared
+//     anonymous memory (MAP_SHARED or MAP_SHARED_VALIDATE with
+//     MAP_ANONYMOUS), memfd_create, memfd_secret, SysV shared memory
+//     (shmget) and message queues (msgget), and on arm the OABI multiplexer
+//     ipc. Private mappings, with or without a file, and shared mappings of
+//     files stay allowed: the files a sandbox can write live in the
+//     size-bounded tmpfs /tmp and /dev/shm or in the workspace, under the
+//     disk floor. A writable shared mapping of /dev/zero is shared
+//     anonymous memory too, but the filter cannot tell its descriptor from a
+//     file's: Landlock, which keeps /dev/zero read-only, closes it (a
+//     read-only mapping allocates nothing), and where Landlock is not (an
+//     older kernel, a nested sandbox's builder) only a memory cgroup bounds
+//     it. mremap needs no rule: it cannot turn a private mapping shared, and
+//     growing a shared one past its object's size gives SIGBUS on access,
+//     not memory;
+//   - disk space reserved without writing it, which the Runner's disk watch
+//     would see too late: fallocate, and the ioctls that do the same
+//     (FS_IOC_RESVSP, FS_IOC_RESVSP64 and FS_IOC_ZERO_RANGE, which every file
+//     system with fallocate answers, and XFS's old XFS_IOC_ALLOCSP and
+//     XFS_IOC_ALLOCSP64);
 //   - injecting input into a terminal: ioctl TIOCSTI and TIOCLINUX (a
 //     contained process that shares the owner's terminal could otherwise type
 //     commands into it);
@@ -56,7 +77,24 @@
 // that BPF cannot read, and ENOSYS makes glibc (posix_spawn, pthread_create)
 // fall back to clone, whose flags the filter checks. Go's os/exec uses clone
 // already; it uses clone3 only for SysProcAttr.UseCgroupFD or CLONE_NEWTIME,
-// which therefore fail under the default filter.
+// which therefore fail under the default filter. memfd_create, memfd_secret,
+// shmget, msgget and ipc fail with ENOSYS too, as on a kernel built without
+// them: the programs that can do without them (libffi's closures, Mesa,
+// Wayland clients, PulseAudio, ...) take their fallback on ENOSYS, often on
+// ENOSYS only, where EPERM would make them fail. fallocate and the
+// preallocation ioctls fail with EOPNOTSUPP, the answer of a file system
+// without them: glibc's posix_fallocate then falls back to writing a byte to
+// every block, which costs real writes (so the disk watch sees them coming)
+// and stops at RLIMIT_FSIZE; fallocate(1) and other direct callers report
+// "Operation not supported". A shared anonymous mmap fails with EPERM: there
+// is no fallback to steer programs to, and EPERM says plainly that it is
+// refused, where ENOMEM would read as a machine out of memory.
+//
+// The argument checks cost time: since Linux 5.11 the kernel caches the
+// verdict of every syscall whose verdict does not depend on its arguments
+// and skips the program for it, but mmap now runs the program on every call.
+// Its check comes first after the arch check and leaves private mappings at
+// the first test (about eight instructions in all).
 //
 // A syscall made through another ABI than the one the filter was built for
 // kills the process: i386 int 0x80 or x32 on amd64, AArch32 on arm64, and on

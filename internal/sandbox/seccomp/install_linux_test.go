@@ -180,6 +180,19 @@ func denyWant() map[string]string {
 		"setsig_segv":          "EPERM",
 		"setsig_rt":            "ok",
 
+		"mmap_shared_anon": "EPERM",
+		"memfd_create":     "ENOSYS",
+		"shmget":           "ENOSYS",
+		"msgget":           "ENOSYS",
+		// EOPNOTSUPP, which unix.ErrnoName calls by its other name.
+		"fallocate":           "ENOTSUP",
+		"fallocate_keep_size": "ENOTSUP",
+		"ioctl_resvsp64":      "ENOTSUP",
+		"mmap_private_anon":   "ok",
+		"mmap_droppable_anon": "ok",
+		"mmap_shared_file":    "ok",
+		"mremap_grow":         "ok",
+
 		"ioctl_tiocgwinsz":  "ok",
 		"personality_query": "ok",
 		"personality_linux": "ok",
@@ -206,6 +219,8 @@ var mattersUnprivileged = []string{
 	"clone_newuser", "clone3", "unshare_cmd", "tioclinux", "personality_aslr",
 	"socket_inet", "socket_inet_udp", "socket_netlink_route", "socket_netlink_audit",
 	"sigqueue_segv", "pidfd_segv", "setsig_segv",
+	"mmap_shared_anon", "memfd_create", "shmget", "msgget",
+	"fallocate", "fallocate_keep_size", "ioctl_resvsp64",
 }
 
 func matches(got, want string) bool {

@@ -14,7 +14,8 @@ import (
 // supports is little-endian; the calls whose arguments the filter reads take
 // them as 32-bit values (ioctl's unsigned int cmd, personality's unsigned int,
 // the CLONE_NEW* bits of clone's flags), so the low half is what the kernel
-// acts on.
+// acts on, or test bits that lie in the low half (mmap's MAP_SHARED and
+// MAP_ANONYMOUS: high bits set beside them hide nothing).
 const (
 	offsetNr   = 0
 	offsetArch = 4
@@ -41,6 +42,16 @@ const namespaceFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID
 const (
 	tiocsti   = 0x5412
 	tioclinux = 0x541C
+)
+
+// mmap flags (include/uapi/asm-generic/mman-common.h and
+// include/uapi/linux/mman.h; amd64, arm64 and arm use the generic values).
+// The mapping type is flags&0xf: MAP_SHARED (1) and MAP_SHARED_VALIDATE (3)
+// have bit 0 set, MAP_PRIVATE (2) and MAP_DROPPABLE (8, what the vDSO's
+// getrandom asks for) do not, and every other type is EINVAL.
+const (
+	mapShared    = 0x01
+	mapAnonymous = 0x20
 )
 
 // Personas (include/uapi/linux/personality.h) that personality may set: none
@@ -156,8 +167,10 @@ func (r rule) body(opts Options) []unix.SockFilter {
 			return nil
 		}
 		return []unix.SockFilter{ret(retErrno(unix.ENOSYS))}
-	case denyTerminalIoctl:
-		return argIn(1, []uint32{tiocsti, tioclinux}, retErrno(unix.EPERM), retAllow)
+	case denyIoctl:
+		return argCases(1, retAllow,
+			argCase{[]uint32{tiocsti, tioclinux}, retErrno(unix.EPERM)},
+			argCase{preallocIoctls, retErrno(unix.EOPNOTSUPP)})
 	case denyPersonality:
 		return argIn(0, safePersonas(), retAllow, retErrno(unix.EPERM))
 	case denySocketFamily:
@@ -173,6 +186,19 @@ func (r rule) body(opts Options) []unix.SockFilter {
 			load(argLow(1)),
 			jump(unix.BPF_JEQ, unix.F_SETSIG, 0, uint8(len(sig)-2)),
 		}, sig...)
+	case denySharedAnon:
+		// Private mappings, file-backed or not, leave at the first test.
+		return []unix.SockFilter{
+			load(argLow(3)),
+			jump(unix.BPF_JSET, mapShared, 0, 2),    // to ALLOW
+			jump(unix.BPF_JSET, mapAnonymous, 0, 1), // to ALLOW
+			ret(retErrno(unix.EPERM)),
+			ret(retAllow),
+		}
+	case denyNoSys:
+		return []unix.SockFilter{ret(retErrno(unix.ENOSYS))}
+	case denyNoSupport:
+		return []unix.SockFilter{ret(retErrno(unix.EOPNOTSUPP))}
 	}
 	panic(fmt.Sprintf("seccomp: rule %s has unknown action %d", r.name, r.action))
 }
@@ -208,12 +234,38 @@ func socketFamilies(opts Options) []unix.SockFilter {
 // argIn returns onMatch when the low 32 bits of argument arg equal one of
 // values, else otherwise.
 func argIn(arg uint32, values []uint32, onMatch, otherwise uint32) []unix.SockFilter {
-	body := []unix.SockFilter{load(argLow(arg))}
-	for i, v := range values {
-		// Jump over the remaining comparisons and the "otherwise" return.
-		body = append(body, jump(unix.BPF_JEQ, v, uint8(len(values)-i), 0))
+	return argCases(arg, otherwise, argCase{values, onMatch})
+}
+
+// argCase is a verdict for some values of an argument.
+type argCase struct {
+	values  []uint32
+	verdict uint32
+}
+
+// argCases returns the verdict of the first case one of whose values the low
+// 32 bits of argument arg equal, else otherwise. The program is a load, one
+// comparison per value, the "otherwise" return and one return per case.
+func argCases(arg uint32, otherwise uint32, cases ...argCase) []unix.SockFilter {
+	n := 0
+	for _, c := range cases {
+		n += len(c.values)
 	}
-	return append(body, ret(otherwise), ret(onMatch))
+	body := []unix.SockFilter{load(argLow(arg))}
+	for k, c := range cases {
+		for _, v := range c.values {
+			// The comparison at index p jumps to case k's return, at index
+			// n+2+k: over the remaining comparisons, the "otherwise" return
+			// and the returns of the cases before k.
+			p := len(body)
+			body = append(body, jump(unix.BPF_JEQ, v, uint8(n+1+k-p), 0))
+		}
+	}
+	body = append(body, ret(otherwise))
+	for _, c := range cases {
+		body = append(body, ret(c.verdict))
+	}
+	return body
 }
 
 // load loads the 32-bit word at offset of seccomp_data into the accumulator.

@@ -21,6 +21,7 @@ const (
 	ePERM        = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
 	eNOSYS       = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
 	eAFNOSUPPORT = unix.SECCOMP_RET_ERRNO | uint32(unix.EAFNOSUPPORT)
+	eOPNOTSUPP   = unix.SECCOMP_RET_ERRNO | uint32(unix.EOPNOTSUPP)
 )
 
 func verdictName(v uint32) string {
@@ -35,6 +36,8 @@ func verdictName(v uint32) string {
 		return "ERRNO(ENOSYS)"
 	case eAFNOSUPPORT:
 		return "ERRNO(EAFNOSUPPORT)"
+	case eOPNOTSUPP:
+		return "ERRNO(EOPNOTSUPP)"
 	}
 	return fmt.Sprintf("%#x", v)
 }
@@ -108,6 +111,8 @@ type archNumbers struct {
 	ptrace, mount, bpf, unshare, setns, clone, ioctl uint32
 	personality, socket, socketpair, fcntl           uint32
 	sigqueue, tgsigqueue                             uint32
+	mremap, fallocate, memfdCreate, shmget, msgget   uint32
+	shmat, ftruncate, brk                            uint32
 }
 
 var numbersFor = map[string]archNumbers{
@@ -116,18 +121,21 @@ var numbersFor = map[string]archNumbers{
 		read: 0, write: 1, openat: 257, execve: 59, getpid: 39, futex: 202, mmap: 9,
 		ptrace: 101, mount: 165, bpf: 321, unshare: 272, setns: 308, clone: 56, ioctl: 16,
 		personality: 135, socket: 41, socketpair: 53, fcntl: 72, sigqueue: 129, tgsigqueue: 297,
+		mremap: 25, fallocate: 285, memfdCreate: 319, shmget: 29, msgget: 68, shmat: 30, ftruncate: 77, brk: 12,
 	},
 	"arm64": {
 		audit: unix.AUDIT_ARCH_AARCH64, foreign: unix.AUDIT_ARCH_ARM,
 		read: 63, write: 64, openat: 56, execve: 221, getpid: 172, futex: 98, mmap: 222,
 		ptrace: 117, mount: 40, bpf: 280, unshare: 97, setns: 268, clone: 220, ioctl: 29,
 		personality: 92, socket: 198, socketpair: 199, fcntl: 25, sigqueue: 138, tgsigqueue: 240,
+		mremap: 216, fallocate: 47, memfdCreate: 279, shmget: 194, msgget: 186, shmat: 196, ftruncate: 46, brk: 214,
 	},
 	"arm": {
 		audit: unix.AUDIT_ARCH_ARM, foreign: unix.AUDIT_ARCH_AARCH64,
 		read: 3, write: 4, openat: 322, execve: 11, getpid: 20, futex: 240, mmap: 192,
 		ptrace: 26, mount: 21, bpf: 386, unshare: 337, setns: 375, clone: 120, ioctl: 54,
 		personality: 136, socket: 281, socketpair: 288, fcntl: 55, sigqueue: 178, tgsigqueue: 363,
+		mremap: 163, fallocate: 352, memfdCreate: 385, shmget: 307, msgget: 303, shmat: 305, ftruncate: 93, brk: 45,
 	},
 }
 
@@ -193,6 +201,45 @@ func TestProgramVerdicts(t *testing.T) {
 					{"ioctl TIOCGWINSZ", call(n.ioctl, 0, 0x5413), retAllow},
 					{"ioctl FIONREAD", call(n.ioctl, 0, 0x541B), retAllow},
 					{"ioctl TCGETS", call(n.ioctl, 0, 0x5401), retAllow},
+					{"ioctl FS_IOC_RESVSP", call(n.ioctl, 3, 0x40305828, 0x1000), eOPNOTSUPP},
+					{"ioctl FS_IOC_RESVSP64", call(n.ioctl, 3, 0x4030582a, 0x1000), eOPNOTSUPP},
+					{"ioctl FS_IOC_RESVSP64, high bits set", call(n.ioctl, 3, 0xffffffff00000000|0x4030582a, 0x1000), eOPNOTSUPP},
+					{"ioctl FS_IOC_ZERO_RANGE", call(n.ioctl, 3, 0x40305839, 0x1000), eOPNOTSUPP},
+					{"ioctl XFS_IOC_ALLOCSP", call(n.ioctl, 3, 0x4030580a, 0x1000), eOPNOTSUPP},
+					{"ioctl XFS_IOC_ALLOCSP64", call(n.ioctl, 3, 0x40305824, 0x1000), eOPNOTSUPP},
+					{"ioctl FS_IOC_UNRESVSP64 (frees)", call(n.ioctl, 3, 0x4030582b, 0x1000), retAllow},
+					{"ioctl FICLONE", call(n.ioctl, 3, 0x40049409, 4), retAllow},
+					{"ioctl FS_IOC_GETFLAGS", call(n.ioctl, 3, 0x80086601, 0x1000), retAllow},
+
+					// Shared anonymous memory, and everything around it that
+					// must stay allowed.
+					{"mmap private anonymous", call(n.mmap, 0, 1<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, 0xffffffff, 0), retAllow},
+					{"mmap private anonymous, Go heap", call(n.mmap, 0xc000000000, 64<<20, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE|unix.MAP_FIXED, 0xffffffff, 0), retAllow},
+					{"mmap private anonymous stack", call(n.mmap, 0, 8<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_STACK|unix.MAP_GROWSDOWN, 0xffffffff, 0), retAllow},
+					{"mmap droppable anonymous (vDSO getrandom)", call(n.mmap, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_DROPPABLE|unix.MAP_ANONYMOUS, 0xffffffff, 0), retAllow},
+					{"mmap private file", call(n.mmap, 0, 1<<20, unix.PROT_READ|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_DENYWRITE, 3, 0), retAllow},
+					{"mmap shared file", call(n.mmap, 0, 1<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED, 3, 0), retAllow},
+					{"mmap shared_validate file", call(n.mmap, 0, 1<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED_VALIDATE|unix.MAP_SYNC, 3, 0), retAllow},
+					{"mmap shared anonymous", call(n.mmap, 0, 4<<30, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS, 0xffffffff, 0), ePERM},
+					// The kernel refuses this one with EINVAL anyway.
+					{"mmap shared_validate anonymous", call(n.mmap, 0, 4<<30, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED_VALIDATE|unix.MAP_ANONYMOUS, 0xffffffff, 0), ePERM},
+					{"mmap shared anonymous hugetlb", call(n.mmap, 0, 1<<30, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS|unix.MAP_HUGETLB|unix.MAP_NORESERVE, 0xffffffff, 0), ePERM},
+					{"mmap shared anonymous, fd 3", call(n.mmap, 0, 1<<30, unix.PROT_READ, unix.MAP_SHARED|unix.MAP_ANONYMOUS, 3, 0), ePERM},
+					{"mmap shared anonymous, high bits set", call(n.mmap, 0, 1<<30, unix.PROT_READ, 0xffffffff00000000|unix.MAP_SHARED|unix.MAP_ANONYMOUS, 0xffffffff, 0), ePERM},
+					{"mmap private, MAP_SHARED|MAP_ANONYMOUS in the high bits", call(n.mmap, 0, 1<<30, unix.PROT_READ, (unix.MAP_SHARED|unix.MAP_ANONYMOUS)<<32|unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, 0xffffffff, 0), retAllow},
+					{"mmap, MAP_SHARED|MAP_ANONYMOUS as prot", call(n.mmap, 0, 1<<30, unix.MAP_SHARED|unix.MAP_ANONYMOUS, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, 0xffffffff, 0), retAllow},
+					{"mremap", call(n.mremap, 0x10000, 4096, 1<<30, unix.MREMAP_MAYMOVE), retAllow},
+					{"brk", call(n.brk, 0x1000000), retAllow},
+					{"memfd_create", call(n.memfdCreate, 0x1000, unix.MFD_CLOEXEC), eNOSYS},
+					{"shmget", call(n.shmget, unix.IPC_PRIVATE, 1<<30, unix.IPC_CREAT|0o600), eNOSYS},
+					{"shmat", call(n.shmat, 0, 0, 0), retAllow},
+					{"msgget", call(n.msgget, unix.IPC_PRIVATE, unix.IPC_CREAT|0o600), eNOSYS},
+					{"memfd_secret", call(447, 0), map[string]uint32{"amd64": eNOSYS, "arm64": eNOSYS, "arm": retAllow}[arch]},
+
+					// Disk space without writes.
+					{"fallocate", call(n.fallocate, 3, 0, 0, 60<<20), eOPNOTSUPP},
+					{"fallocate KEEP_SIZE", call(n.fallocate, 3, unix.FALLOC_FL_KEEP_SIZE, 0, 60<<20), eOPNOTSUPP},
+					{"ftruncate", call(n.ftruncate, 3, 60<<20), retAllow},
 					{"personality query", call(n.personality, 0xffffffff), retAllow},
 					{"personality PER_LINUX", call(n.personality, 0), retAllow},
 					{"personality PER_LINUX32", call(n.personality, 0x8), retAllow},
@@ -278,6 +325,7 @@ func TestProgramVerdicts(t *testing.T) {
 						{"fcntl64 F_SETSIG SIGSEGV", call(221, 3, unix.F_SETSIG, uint64(unix.SIGSEGV)), ePERM},
 						{"fcntl64 F_SETFL", call(221, 3, unix.F_SETFL, unix.O_NONBLOCK), retAllow},
 						{"socketcall (OABI)", call(102, 1), ePERM},
+						{"ipc (OABI)", call(117, 23), eNOSYS},
 					} {
 						c.data.arch = n.audit
 						cases = append(cases, c)
@@ -342,6 +390,10 @@ func TestProgramMatchesRules(t *testing.T) {
 					case r.action == denySocketFamily:
 						// Family 0 (AF_UNSPEC) is no family a sandbox gets.
 						want[nr] = eAFNOSUPPORT
+					case r.action == denyNoSys:
+						want[nr] = eNOSYS
+					case r.action == denyNoSupport:
+						want[nr] = eOPNOTSUPP
 					default:
 						want[nr] = retAllow
 					}
@@ -383,14 +435,17 @@ func TestDenied(t *testing.T) {
 		"name_to_handle_at", "swapon", "swapoff", "reboot", "acct", "quotactl",
 		"syslog", "settimeofday", "clock_settime", "adjtimex", "clock_adjtime",
 		"lookup_dcookie", "vhangup", "nfsservctl", "fanotify_init",
-		"ioctl(TIOCSTI, TIOCLINUX)",
+		"ioctl(TIOCSTI, TIOCLINUX; EOPNOTSUPP FS_IOC_RESVSP, FS_IOC_RESVSP64, FS_IOC_ZERO_RANGE, XFS_IOC_ALLOCSP, XFS_IOC_ALLOCSP64)",
+		"memfd_create(ENOSYS)", "shmget(ENOSYS)", "msgget(ENOSYS)", "fallocate(EOPNOTSUPP)",
 		"personality(except PER_LINUX, PER_LINUX32, UNAME26, query)",
 	}
 	namespaces := []string{"unshare", "setns", "clone(CLONE_NEW*)", "clone3(ENOSYS)", "mount", "umount2",
 		"pivot_root", "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr"}
 	perArch := map[string][]string{
-		"amd64": {"uselib"},
-		"arm":   {"uselib", "clock_settime64", "clock_adjtime64", "socketcall", faultSignalRule("fcntl64")},
+		"amd64": {"uselib", "mmap(MAP_SHARED|MAP_ANONYMOUS)", "memfd_secret(ENOSYS)"},
+		"arm64": {"mmap(MAP_SHARED|MAP_ANONYMOUS)", "memfd_secret(ENOSYS)"},
+		"arm": {"uselib", "clock_settime64", "clock_adjtime64", "socketcall", faultSignalRule("fcntl64"),
+			"mmap2(MAP_SHARED|MAP_ANONYMOUS)", "ipc(ENOSYS)"},
 	}
 	always = append(always, faultSignalRule("rt_sigqueueinfo"), faultSignalRule("rt_tgsigqueueinfo"),
 		faultSignalRule("pidfd_send_signal"), faultSignalRule("fcntl"))

@@ -17,8 +17,10 @@ const (
 	denyCloneNamespace
 	// denyClone3 fails clone3 with ENOSYS unless AllowNamespaces.
 	denyClone3
-	// denyTerminalIoctl fails ioctl with EPERM for TIOCSTI and TIOCLINUX.
-	denyTerminalIoctl
+	// denyIoctl fails ioctl with EPERM for TIOCSTI and TIOCLINUX, and with
+	// EOPNOTSUPP for the preallocation ioctls (preallocIoctls), which are
+	// fallocate by another name.
+	denyIoctl
 	// denyPersonality fails personality with EPERM except for the personas
 	// in safePersonas.
 	denyPersonality
@@ -33,6 +35,16 @@ const (
 	// denySetsigFault fails fcntl F_SETSIG with EPERM when the signal (arg2)
 	// is one of faultSignals.
 	denySetsigFault
+	// denySharedAnon fails mmap (mmap2 on arm) with EPERM when its flags
+	// (arg3) ask for memory that is both shared (MAP_SHARED or
+	// MAP_SHARED_VALIDATE) and anonymous (MAP_ANONYMOUS).
+	denySharedAnon
+	// denyNoSys fails the call with ENOSYS, the answer of a kernel built
+	// without it, which programs with a fallback check for.
+	denyNoSys
+	// denyNoSupport fails the call with EOPNOTSUPP, the answer of a file
+	// system that does not implement it.
+	denyNoSupport
 )
 
 // absent marks a syscall that an arch does not have.
@@ -74,13 +86,25 @@ type rule struct {
 	nr     numbers
 }
 
-// rules are the filter's syscalls in program order. The argument checks come
-// first: ioctl is frequent, and since Linux 5.11 the kernel caches the verdict
-// of every syscall whose verdict does not depend on its arguments, so only
-// ioctl, clone and personality run the program at all on an allowed call.
+// rules are the filter's syscalls in program order. Since Linux 5.11 the
+// kernel caches the verdict of every syscall whose verdict does not depend on
+// its arguments, so only the calls with an argument check (mmap, ioctl,
+// clone, personality, socket, socketpair, the signal queueing calls and
+// fcntl) run the program at all on an allowed call, and the most frequent of
+// them come first: mmap (every allocation of a libc or a runtime, every
+// library ld.so maps), then ioctl.
 func rules() []rule {
 	return []rule{
-		{"ioctl", denyTerminalIoctl, numbers{16, 29, 54}},
+		// Shared anonymous memory: RLIMIT_DATA counts private writable
+		// mappings only, so MAP_SHARED|MAP_ANONYMOUS would be memory beyond
+		// every limit a sandbox has without a memory cgroup. File-backed
+		// shared mappings stay allowed: their files live in the size-bounded
+		// tmpfs /tmp and /dev/shm or in the workspace, under the disk floor.
+		// arm's old mmap (90) takes its arguments in memory but is in the
+		// OABI table only, which a kernel with a seccomp filter does not offer.
+		{"mmap", denySharedAnon, numbers{9, 222, absent}},
+		{"mmap2", denySharedAnon, numbers{absent, absent, 192}},
+		{"ioctl", denyIoctl, numbers{16, 29, 54}},
 		{"clone", denyCloneNamespace, numbers{56, 220, 120}},
 		{"personality", denyPersonality, numbers{135, 92, 136}},
 		{"clone3", denyClone3, same(435)},
@@ -169,6 +193,32 @@ func rules() []rule {
 		{"nfsservctl", denyAlways, numbers{180, 42, 169}},
 		{"uselib", denyAlways, numbers{134, absent, 86}},
 
+		// Memory outside RLIMIT_DATA: a memfd is shared memory with a file
+		// descriptor (its mappings are MAP_SHARED of a file, which the mmap
+		// check lets through); memfd_secret is such memory taken out of the
+		// kernel's direct map; SysV shared memory segments and message
+		// queues are kernel memory of the IPC namespace (a fresh one per
+		// sandbox: there is nothing to attach to, so shmat, shmctl and
+		// msgsnd need no rule).
+		// ENOSYS, as on a kernel built without them: programs that can do
+		// without (libffi, Mesa, Wayland clients, PulseAudio, ...) take
+		// their fallback on ENOSYS, often on ENOSYS only. ipc, the SysV
+		// multiplexer, is in arm's OABI table only; denied for
+		// completeness, as socketcall is.
+		{"memfd_create", denyNoSys, numbers{319, 279, 385}},
+		{"memfd_secret", denyNoSys, numbers{447, 447, absent}},
+		{"shmget", denyNoSys, numbers{29, 194, 307}},
+		{"msgget", denyNoSys, numbers{68, 186, 303}},
+		{"ipc", denyNoSys, numbers{absent, absent, 117}},
+
+		// Disk space without writing it: fallocate reserves gigabytes in a
+		// millisecond, before the Runner's disk watch can see it. EOPNOTSUPP,
+		// as from a file system without it: glibc's posix_fallocate then
+		// writes a byte to every block, which costs real writes and keeps
+		// to RLIMIT_FSIZE. The ioctls that do the same (FS_IOC_RESVSP, ...)
+		// are in the ioctl rule.
+		{"fallocate", denyNoSupport, numbers{285, 47, 352}},
+
 		// NUMA memory placement.
 		{"mbind", denyAlways, numbers{237, 235, 319}},
 		{"migrate_pages", denyAlways, numbers{256, 238, 400}},
@@ -194,8 +244,8 @@ func (r rule) deniedAs(opts Options) string {
 			return ""
 		}
 		return r.name + "(ENOSYS)"
-	case denyTerminalIoctl:
-		return r.name + "(TIOCSTI, TIOCLINUX)"
+	case denyIoctl:
+		return r.name + "(TIOCSTI, TIOCLINUX; EOPNOTSUPP " + preallocIoctlNames + ")"
 	case denyPersonality:
 		return r.name + "(except PER_LINUX, PER_LINUX32, UNAME26, query)"
 	case denySocketFamily:
@@ -207,6 +257,12 @@ func (r rule) deniedAs(opts Options) string {
 		return r.name + "(" + faultSignalNames + ")"
 	case denySetsigFault:
 		return r.name + "(F_SETSIG " + faultSignalNames + ")"
+	case denySharedAnon:
+		return r.name + "(MAP_SHARED|MAP_ANONYMOUS)"
+	case denyNoSys:
+		return r.name + "(ENOSYS)"
+	case denyNoSupport:
+		return r.name + "(EOPNOTSUPP)"
 	}
 	return r.name
 }
@@ -220,11 +276,30 @@ var faultSignals = []uint32{4, 5, 7, 8, 11, 16, 31}
 
 const faultSignalNames = "SIGILL, SIGTRAP, SIGBUS, SIGFPE, SIGSEGV, SIGSTKFLT, SIGSYS"
 
+// preallocIoctls are the ioctls that allocate disk space as fallocate does:
+// the VFS's FS_IOC_RESVSP, FS_IOC_RESVSP64 and FS_IOC_ZERO_RANGE, which every
+// file system with fallocate answers (vfs_fallocate with FALLOC_FL_KEEP_SIZE,
+// so not even RLIMIT_FSIZE holds them), and XFS's XFS_IOC_ALLOCSP and
+// XFS_IOC_ALLOCSP64 (removed in Linux 5.17). Each is _IOW('X', nr, struct
+// space_resv), a 48-byte struct on amd64, arm64 and arm (EABI aligns its
+// __s64 fields to 8 bytes), so the numbers are the same on the three; the
+// 32-bit compat forms exist for x86 only, whose ABI the filter refuses.
+var preallocIoctls = []uint32{
+	0x40305828, // FS_IOC_RESVSP: _IOW('X', 40, struct space_resv)
+	0x4030582a, // FS_IOC_RESVSP64: _IOW('X', 42, struct space_resv)
+	0x40305839, // FS_IOC_ZERO_RANGE: _IOW('X', 57, struct space_resv)
+	0x4030580a, // XFS_IOC_ALLOCSP: _IOW('X', 10, struct xfs_flock64)
+	0x40305824, // XFS_IOC_ALLOCSP64: _IOW('X', 36, struct xfs_flock64)
+}
+
+const preallocIoctlNames = "FS_IOC_RESVSP, FS_IOC_RESVSP64, FS_IOC_ZERO_RANGE, XFS_IOC_ALLOCSP, XFS_IOC_ALLOCSP64"
+
 // Denied returns the syscalls the filter denies on the running arch under
 // opts, in filter order, for `shelldon doctor` and docs. A syscall denied only
-// for some arguments carries them in parentheses, as "clone(CLONE_NEW*)";
-// clone3 is listed as "clone3(ENOSYS)", the error it gets. It returns nil where
-// Install is not available.
+// for some arguments carries them in parentheses, as "clone(CLONE_NEW*)"; one
+// that fails with another error than EPERM carries the error, as
+// "clone3(ENOSYS)" or "fallocate(EOPNOTSUPP)". It returns nil where Install
+// is not available.
 func Denied(opts Options) []string {
 	if runtime.GOOS != "linux" {
 		return nil

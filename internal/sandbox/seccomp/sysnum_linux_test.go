@@ -32,10 +32,29 @@ func TestNumbersMatchUnix(t *testing.T) {
 		t.Errorf("TIOCSTI, TIOCLINUX are %#x, %#x on %s; the filter uses %#x, %#x",
 			unix.TIOCSTI, unix.TIOCLINUX, runtime.GOARCH, tiocsti, tioclinux)
 	}
+	if unix.MAP_SHARED != mapShared || unix.MAP_ANONYMOUS != mapAnonymous ||
+		unix.MAP_SHARED_VALIDATE&mapShared == 0 || unix.MAP_PRIVATE&mapShared != 0 || unix.MAP_DROPPABLE&mapShared != 0 {
+		t.Errorf("MAP_SHARED %#x, MAP_SHARED_VALIDATE %#x, MAP_PRIVATE %#x, MAP_DROPPABLE %#x, MAP_ANONYMOUS %#x on %s; "+
+			"the filter takes bit %#x for shared and %#x for anonymous",
+			unix.MAP_SHARED, unix.MAP_SHARED_VALIDATE, unix.MAP_PRIVATE, unix.MAP_DROPPABLE, unix.MAP_ANONYMOUS, runtime.GOARCH, mapShared, mapAnonymous)
+	}
+	// The preallocation ioctls are _IOW('X', nr, struct space_resv), 48
+	// bytes: the _IOW encoding of the running arch must give the filter's
+	// numbers.
+	iow := func(nr uint32) uint32 { return 1<<30 | 48<<16 | 'X'<<8 | nr }
+	for i, nr := range []uint32{40, 42, 57, 10, 36} {
+		if iow(nr) != preallocIoctls[i] {
+			t.Errorf("_IOW('X', %d, 48 bytes) is %#x; the filter has %#x", nr, iow(nr), preallocIoctls[i])
+		}
+	}
+	if unix.FS_IOC_GETFLAGS>>30 != 2 || unix.FICLONE>>30 != 1 {
+		t.Errorf("the ioctl direction bits of %s are not the generic ones", runtime.GOARCH)
+	}
 }
 
 // notInUnix are syscalls in the table that x/sys/unix does not name.
 var notInUnix = map[string]bool{
 	"umount":     true, // arm OABI only
 	"socketcall": true, // arm OABI only
+	"ipc":        true, // arm OABI only
 }

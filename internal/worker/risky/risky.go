@@ -70,7 +70,18 @@ func report(res sandbox.Result) string {
 	var b strings.Builder
 	switch {
 	case res.DiskLow:
-		fmt.Fprintf(&b, "stopped after %s: free space on the workspace's file system fell below sandbox.min_free_disk (what it wrote so far is still there)\n", res.Duration.Round(time.Millisecond))
+		low := res.DiskLowDetail
+		if low == "" {
+			low = "free space on the workspace's file system fell below sandbox.min_free_disk"
+		}
+		switch res.Signal {
+		case "killed":
+			fmt.Fprintf(&b, "stopped after %s: %s (what it wrote so far is still there)\n", res.Duration.Round(time.Millisecond), low)
+		case "":
+			fmt.Fprintf(&b, "exit status %d, but it took the workspace's file system below its floor: %s (what it wrote is still there)\n", res.ExitCode, low)
+		default:
+			fmt.Fprintf(&b, "killed by %s, and it took the workspace's file system below its floor: %s (what it wrote is still there)\n", res.Signal, low)
+		}
 	case res.TimedOut:
 		fmt.Fprintf(&b, "timed out after %s and was killed (with everything it started)\n", res.Duration.Round(time.Millisecond))
 	case res.Signal != "":
