@@ -94,9 +94,9 @@ func TestDependencyRules(t *testing.T) {
 		{
 			// Transports talk to core only: the read models of the audit
 			// trail, the tools and the approvals come from core.
-			name:      "transports never import the store or the tools directory",
+			name:      "transports never import the store, the toolbox or the tools directory",
 			applies:   func(p string) bool { return hasPrefix(p, module+"/internal/transport/") },
-			forbidden: []string{module + "/internal/core/store", module + "/internal/selfcode"},
+			forbidden: []string{module + "/internal/core/store", module + "/internal/core/toolbox", module + "/internal/selfcode"},
 			direct:    true,
 		},
 		{

@@ -148,12 +148,7 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 	reportTier(log, tier, cfg.Sandbox.AllowDegraded)
 	a := &App{Store: st, Log: log, Redactor: red, Sandbox: runner, Tier: tier, environ: environ, model: model}
 	a.setConfig(cfg, providers)
-	tools, err := selfcode.Open(cfg.Path("tools"), nil)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	skills, err := skill.Open(cfg.Path("skills"), bundled())
+	tools, skills, err := openLibraries(cfg)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -198,17 +193,25 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 	return a, nil
 }
 
+// openLibraries opens the self-coded tools' directory and the skills.
+func openLibraries(cfg *config.Config) (*selfcode.Dir, *skill.Library, error) {
+	tools, err := selfcode.Open(cfg.Path("tools"), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	skills, err := skill.Open(cfg.Path("skills"), bundled())
+	if err != nil {
+		return nil, nil, err
+	}
+	return tools, skills, nil
+}
+
 // openReading finishes an App opened ForReading: the core's read models
 // over the store, the tools and the skills, with no model and no worker.
 func openReading(cfg *config.Config, st *store.Store, log *slog.Logger, red *liveRedactor, environ []string) (*App, error) {
 	a := &App{Store: st, Log: log, Redactor: red, environ: environ}
 	a.setConfig(cfg, nil)
-	tools, err := selfcode.Open(cfg.Path("tools"), nil)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	skills, err := skill.Open(cfg.Path("skills"), bundled())
+	tools, skills, err := openLibraries(cfg)
 	if err != nil {
 		st.Close()
 		return nil, err

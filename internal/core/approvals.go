@@ -226,9 +226,7 @@ func (c *Core) ExpireApprovals(ctx context.Context) (int, error) {
 	for _, a := range expired {
 		c.audit(ctx, a.Chat, a.Turn, auditExpired, a.Tool, a.Args, "request "+a.ID+" expired undecided", false, 0)
 		if a.Kind == KindPromotion {
-			if c.opts.Tools != nil {
-				c.opts.Tools.Discard(a.Tool)
-			}
+			c.tools.Discard(a.Tool)
 			continue
 		}
 		c.log.Warn("approval request expired", "id", a.ID, "tool", a.Tool, "chat", a.Chat)
@@ -312,12 +310,6 @@ func (c *Core) recoverPromotion(ctx context.Context, a store.Approval) {
 		}
 	case store.ApprovalRunning:
 		// The rename either happened or not: the live version says which.
-		outcome := "not promoted: interrupted"
-		if c.opts.Tools != nil {
-			if t, err := c.opts.Tools.Load("live", a.Tool); err == nil && t.Hash == a.ArgsHash {
-				outcome = fmt.Sprintf("promoted v%d", t.Version)
-			}
-		}
-		c.opts.Store.Transition(ctx, a.ID, store.ApprovalRunning, store.ApprovalDone, outcome, 0)
+		c.opts.Store.Transition(ctx, a.ID, store.ApprovalRunning, store.ApprovalDone, c.tools.Promoted(a), 0)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/core/store"
+	"github.com/shelldon/shelldon/internal/core/toolbox"
 	"github.com/shelldon/shelldon/internal/selfcode"
 	"github.com/shelldon/shelldon/internal/wire"
 )
@@ -76,8 +77,7 @@ type Options struct {
 type Core struct {
 	tuneMu sync.RWMutex // guards the tunable fields of opts (see Tune)
 	opts   Options
-	disc   discovery
-	notes  notes
+	tools  *toolbox.Toolbox
 	slots  chan struct{}
 	log    *slog.Logger
 	now    func() time.Time
@@ -110,6 +110,8 @@ func New(opts Options) (*Core, error) {
 	if c.now == nil {
 		c.now = time.Now
 	}
+	c.tools = toolbox.New(toolbox.Options{Dir: opts.Tools, Store: opts.Store, Strikes: opts.Strikes,
+		Audit: recorder{c}, Now: c.now, Logger: c.log})
 	return c, nil
 }
 
@@ -193,9 +195,9 @@ func (c *Core) runTurn(ctx context.Context, chat, text string, resume *contracts
 	job := contracts.Job{
 		Chat: chat, Turn: turn, System: tun.System, History: history, Input: text,
 		Workspace: c.opts.Workspace, Limits: lim, Deadline: started.Add(lim.Budget), Resume: resume,
-		AllowDegraded: tun.AllowDegraded, MinFreeDisk: tun.MinFreeDisk, SelfTools: c.discover(), SkillCatalog: c.catalog(), SandboxLayers: c.opts.SandboxLayers,
+		AllowDegraded: tun.AllowDegraded, MinFreeDisk: tun.MinFreeDisk, SelfTools: c.tools.Discover(), SkillCatalog: c.catalog(), SandboxLayers: c.opts.SandboxLayers,
 	}
-	res, runErr := c.runWorker(ctx, job, ev)
+	res, filed, runErr := c.runWorker(ctx, job, ev)
 	end := store.TurnEnd{
 		Status: "ok", Reply: res.Reply, Messages: res.Messages, Usage: res.Usage,
 		Provider: res.Provider, Model: res.Model, ToolCalls: res.ToolCalls, At: c.now(),
@@ -223,8 +225,8 @@ func (c *Core) runTurn(ctx context.Context, chat, text string, resume *contracts
 		res.Reply = parkedReply(*res.Pending, view)
 		end.Reply, end.Messages = res.Reply, nil
 	}
-	out.Approvals = append(out.Approvals, c.notes.takeApprovals(turn)...)
-	if extra := c.notes.take(turn); extra != "" {
+	out.Approvals = append(out.Approvals, filed.approvals...)
+	if extra := strings.Join(filed.notes, "\n"); extra != "" {
 		res.Reply = strings.TrimSpace(res.Reply + "\n\n" + extra)
 		end.Reply = res.Reply
 	}
@@ -246,8 +248,16 @@ func (c *Core) runTurn(ctx context.Context, chat, text string, resume *contracts
 const cancelGrace = 2 * time.Second
 
 // runWorker spawns the turn's worker, serves its calls (the table of
-// requests.go) and events, and returns its result.
-func (c *Core) runWorker(ctx context.Context, job contracts.Job, ev Events) (contracts.Result, error) {
+// requests.go) and events, and returns its result with what the turn filed
+// (also when the worker failed: a request it filed stands).
+func (c *Core) runWorker(ctx context.Context, job contracts.Job, ev Events) (contracts.Result, turnFiled, error) {
+	var filed turnFiled
+	res, err := c.serveWorker(ctx, job, ev, &filed)
+	return res, filed, err
+}
+
+// serveWorker is runWorker's loop; filed is touched only from it.
+func (c *Core) serveWorker(ctx context.Context, job contracts.Job, ev Events, filed *turnFiled) (contracts.Result, error) {
 	// The worker enforces the budget itself; this is the backstop for a
 	// worker that hangs.
 	hard, cancelHard := context.WithDeadline(context.WithoutCancel(ctx), job.Deadline.Add(5*time.Second))
@@ -284,7 +294,7 @@ func (c *Core) runWorker(ctx context.Context, job contracts.Job, ev Events) (con
 	// served in order with the events.
 	modelCtx, cancelModel := context.WithDeadline(ctx, job.Deadline)
 	defer cancelModel()
-	calls := c.calls(job, ev)
+	calls := c.calls(job, ev, filed)
 	serve := func(ctx context.Context, f wire.Frame) {
 		if err := calls.Serve(ctx, conn, f); err != nil {
 			c.log.Debug("answer the worker", "method", f.Method, "err", err)
@@ -318,7 +328,7 @@ func (c *Core) runWorker(ctx context.Context, job contracts.Job, ev Events) (con
 				if err := f.Decode(&te); err != nil {
 					return contracts.Result{}, err
 				}
-				c.toolEvent(ctx, job, te, ev)
+				c.toolEvent(ctx, job, te, ev, filed)
 			case wire.TypeResult:
 				if f.Error != "" {
 					return contracts.Result{}, errors.New(f.Error)
@@ -335,8 +345,9 @@ func (c *Core) runWorker(ctx context.Context, job contracts.Job, ev Events) (con
 	}
 }
 
-// toolEvent audits a finished tool call and passes the event on.
-func (c *Core) toolEvent(ctx context.Context, job contracts.Job, te contracts.ToolEvent, ev Events) {
+// toolEvent audits a finished tool call, counts a failed self-coded one as
+// a strike (whose note goes to filed), and passes the event on.
+func (c *Core) toolEvent(ctx context.Context, job contracts.Job, te contracts.ToolEvent, ev Events, filed *turnFiled) {
 	te.Arguments = c.opts.Redact(te.Arguments)
 	te.Summary = c.opts.Redact(te.Summary)
 	if te.Phase == contracts.PhaseEnd {
@@ -348,7 +359,7 @@ func (c *Core) toolEvent(ctx context.Context, job contracts.Job, te contracts.To
 			c.log.Error("audit tool call", "tool", te.Tool, "err", err)
 		}
 		if !te.OK {
-			c.strike(ctx, job, te)
+			filed.note(c.tools.Strike(ctx, job, te))
 		}
 	}
 	if ev.Tool != nil {
@@ -414,6 +425,7 @@ func (c *Core) Tune(t Tuning) {
 	}
 	if t.Strikes > 0 {
 		c.opts.Strikes = t.Strikes
+		c.tools.SetStrikes(t.Strikes)
 	}
 }
 

@@ -10,17 +10,18 @@ import (
 )
 
 // calls is the table of what a turn's worker may ask of the daemon (wire's
-// Method*), for the turn of job. A request that fails is an error in the
-// reply, for the tool (or the loop) to report. Only the model call may be
+// Method*), for the turn of job; what the turn files goes to filed. A
+// request that fails is an error in the reply, for the tool (or the loop)
+// to report. Only the model call may be
 // served alongside another call (runWorker serves the rest in order).
-func (c *Core) calls(job contracts.Job, ev Events) wire.Handlers {
+func (c *Core) calls(job contracts.Job, ev Events, filed *turnFiled) wire.Handlers {
 	configured := false // an approved update_config applies once
 	return wire.Handlers{
 		wire.MethodComplete: wire.Handle(func(ctx context.Context, req contracts.Request) (contracts.Completion, error) {
 			return c.complete(ctx, req, ev)
 		}),
 		wire.MethodPropose: wire.Handle(func(ctx context.Context, p contracts.Proposal) (contracts.Proposed, error) {
-			return c.propose(ctx, job, p)
+			return c.propose(ctx, job, p, filed)
 		}),
 		wire.MethodConfigure: wire.Handle(func(ctx context.Context, changes json.RawMessage) ([]string, error) {
 			return c.configure(ctx, job, changes, &configured)

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"errors"
 
 	"github.com/shelldon/shelldon/internal/core/store"
 	"github.com/shelldon/shelldon/internal/selfcode"
@@ -26,9 +25,6 @@ var (
 	ErrNoVersion  = selfcode.ErrNoVersion // no earlier version to roll back to
 )
 
-// toolStates are the states FindTool looks in, in order.
-var toolStates = []string{selfcode.StateLive, selfcode.StateStaged, selfcode.StateQuarantined}
-
 // Audit reads the audit trail, newest first.
 func (c *Core) Audit(ctx context.Context, q AuditQuery) ([]AuditEntry, error) {
 	return c.opts.Store.Audit(ctx, q)
@@ -37,12 +33,5 @@ func (c *Core) Audit(ctx context.Context, q AuditQuery) ([]AuditEntry, error) {
 // FindTool returns the self-coded tool called name: its live version, else
 // the one waiting for approval, else the quarantined one, and that state.
 func (c *Core) FindTool(name string) (ToolDetail, string, error) {
-	for _, state := range toolStates {
-		t, err := c.ShowTool(name, state)
-		if errors.Is(err, selfcode.ErrNotFound) {
-			continue
-		}
-		return t, state, err
-	}
-	return ToolDetail{}, "", ErrNoSuchTool
+	return c.tools.Find(name)
 }
