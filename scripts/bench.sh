@@ -31,6 +31,9 @@ ms() {
   awk -v n="$1" '$1 ~ "^"n"(-[0-9]+)?$" { printf "%.2f", $3 / 1e6 }' "$raw"
 }
 
+# The test command's section (scripts/testtime.sh) is kept as it is.
+kept=$(sed -n '/<!-- testtime:begin -->/,/<!-- testtime:end -->/p' "$out" 2>/dev/null || true)
+
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 mem=$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)
 {
@@ -106,5 +109,9 @@ be several times longer there (memory figures carry over closely).
 $(cat "$raw")
 \`\`\`
 HDR
+if [ -n "$kept" ]; then
+  echo
+  echo "$kept"
+fi
 } >"$out"
 echo "wrote $out"
