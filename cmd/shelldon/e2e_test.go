@@ -512,7 +512,12 @@ func serveAsNobody(t *testing.T, config string, files map[string]string) (*daemo
 	os.Chmod(dir, 0o755)
 	bin := filepath.Join(dir, "shelldon")
 	data, _ := os.ReadFile(binary)
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
+	// No fork may happen while the copy is open for writing (ETXTBSY at
+	// its exec otherwise: a child of another test would hold the file).
+	syscall.ForkLock.Lock()
+	err = os.WriteFile(bin, data, 0o755)
+	syscall.ForkLock.Unlock()
+	if err != nil {
 		t.Fatal(err)
 	}
 	h := filepath.Join(dir, "home")

@@ -494,7 +494,12 @@ func TestUnprivileged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
+	// No fork may happen while the copy is open for writing (ETXTBSY at
+	// its exec otherwise: a child of another test would hold the file).
+	syscall.ForkLock.Lock()
+	err = os.WriteFile(bin, data, 0o755)
+	syscall.ForkLock.Unlock()
+	if err != nil {
 		t.Fatal(err)
 	}
 	tests := []string{"TestRunBasics", "TestNetworkContained", "TestFilesContained", "TestNothingSurvives", "TestResourceBombs",

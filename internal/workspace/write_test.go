@@ -792,7 +792,12 @@ func asNobody(t *testing.T) {
 	data, err := os.ReadFile(exe)
 	must(t, err)
 	bin := filepath.Join(dir, "workspace.test")
-	must(t, os.WriteFile(bin, data, 0o755))
+	// No fork may happen while the copy is open for writing (ETXTBSY at
+	// its exec otherwise: a child of another test would hold the file).
+	syscall.ForkLock.Lock()
+	err = os.WriteFile(bin, data, 0o755)
+	syscall.ForkLock.Unlock()
+	must(t, err)
 
 	cmd := exec.Command(bin, "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), "SHELLDON_TEST_UNPRIVILEGED=1", "TMPDIR="+tmp)

@@ -219,14 +219,19 @@ func testBinary(t *testing.T, forNobody bool) string {
 	}
 	defer src.Close()
 	copied := filepath.Join(dir, "landlock.test")
+	// No fork may happen while the copy is open for writing: a child of
+	// another test would hold the write descriptor until its exec, and
+	// executing the copy would fail with "text file busy" (ETXTBSY).
+	syscall.ForkLock.Lock()
 	dst, err := os.OpenFile(copied, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err == nil {
+		_, err = io.Copy(dst, src)
+		if cerr := dst.Close(); err == nil {
+			err = cerr
+		}
+	}
+	syscall.ForkLock.Unlock()
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return copied

@@ -77,14 +77,19 @@ func childBinary(t *testing.T, u user) (bin, dir string) {
 		t.Fatal(err)
 	}
 	defer src.Close()
+	// No fork may happen while the copy is open for writing: a child of
+	// another test would hold the write descriptor until its exec, and
+	// executing the copy would fail with "text file busy" (ETXTBSY).
+	syscall.ForkLock.Lock()
 	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
+	if err == nil {
+		_, err = io.Copy(dst, src)
+		if cerr := dst.Close(); err == nil {
+			err = cerr
+		}
+	}
+	syscall.ForkLock.Unlock()
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
 		t.Fatal(err)
 	}
 	work := filepath.Join(dir, "work")
