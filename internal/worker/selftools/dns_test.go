@@ -1,8 +1,6 @@
 package selftools
 
 import (
-	"context"
-	"encoding/binary"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,87 +10,18 @@ import (
 	"testing"
 
 	"github.com/shelldon/shelldon/internal/netguard"
+	"github.com/shelldon/shelldon/internal/netguard/dnstest"
 )
 
-// startDNS runs a DNS server on 127.0.0.1 answering A queries from records
-// (name → IPv4) and NXDOMAIN otherwise; the resolver it returns asks only
-// it, so no test ever reaches a real DNS server.
+// startDNS serves A records (name → IPv4) to the resolver it returns, and
+// NXDOMAIN otherwise; no test ever reaches a real DNS server.
 func startDNS(t *testing.T, records map[string]netip.Addr) *net.Resolver {
 	t.Helper()
-	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	table := make(map[string][]netip.Addr, len(records))
+	for name, a := range records {
+		table[name] = []netip.Addr{a}
 	}
-	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 1500)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			if resp := dnsAnswer(buf[:n], records); resp != nil {
-				pc.WriteTo(resp, from)
-			}
-		}
-	}()
-	addr := pc.LocalAddr().String()
-	return &net.Resolver{
-		PreferGo: true,
-		Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "udp4", addr)
-		},
-	}
-}
-
-// dnsAnswer builds the reply to one query, or nil for garbage.
-func dnsAnswer(q []byte, records map[string]netip.Addr) []byte {
-	if len(q) < 12 || binary.BigEndian.Uint16(q[4:]) != 1 {
-		return nil
-	}
-	var labels []string
-	off := 12
-	for {
-		if off >= len(q) {
-			return nil
-		}
-		l := int(q[off])
-		off++
-		if l == 0 {
-			break
-		}
-		if l > 63 || off+l > len(q) {
-			return nil
-		}
-		labels = append(labels, string(q[off:off+l]))
-		off += l
-	}
-	if off+4 > len(q) {
-		return nil
-	}
-	qtype := binary.BigEndian.Uint16(q[off:])
-	a, known := records[strings.ToLower(strings.Join(labels, "."))]
-	flags := uint16(0x8000|0x0400|0x0080) | binary.BigEndian.Uint16(q[2:])&0x0100
-	if !known {
-		flags |= 3 // NXDOMAIN
-	}
-	var answers uint16
-	if known && qtype == 1 {
-		answers = 1
-	}
-	resp := make([]byte, 12, 512)
-	copy(resp, q[:2])
-	binary.BigEndian.PutUint16(resp[2:], flags)
-	binary.BigEndian.PutUint16(resp[4:], 1)
-	binary.BigEndian.PutUint16(resp[6:], answers)
-	resp = append(resp, q[12:off+4]...)
-	if answers == 1 {
-		ip := a.As4()
-		resp = append(resp, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4)
-		resp = append(resp, ip[:]...)
-	}
-	return resp
+	return dnstest.Start(t, table)
 }
 
 // hostServer is a loopback HTTP server that counts the requests for each
