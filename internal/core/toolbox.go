@@ -141,9 +141,6 @@ func (c *Core) decidePromotion(ctx context.Context, a store.Approval) (Outcome, 
 // and each call runs in a sandbox of its own.
 func (c *Core) Tools(ctx context.Context) ([]ToolView, error) { return c.tools.Tools(ctx) }
 
-// ShowTool returns a self-coded tool's manifest and source in a state.
-func (c *Core) ShowTool(name, state string) (selfcode.Tool, error) { return c.tools.Show(name, state) }
-
 // ToolAction is an owner command on a self-coded tool.
 func (c *Core) ToolAction(ctx context.Context, action, name, by string) (string, error) {
 	return c.tools.Action(ctx, action, name, by)
