@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -65,6 +66,7 @@ func TestDependencyRules(t *testing.T) {
 		applies   func(path string) bool
 		forbidden []string
 		direct    bool // only direct imports count (the package may reach them through another)
+		exact     bool // forbidden names packages, not prefixes (core/store stays allowed)
 	}{
 		{
 			// Invariant 1: core is LLM-free.
@@ -94,10 +96,25 @@ func TestDependencyRules(t *testing.T) {
 		{
 			// Transports talk to core only: the read models of the audit
 			// trail, the tools and the approvals come from core.
-			name:      "transports never import the store, the toolbox or the tools directory",
+			name:      "transports never import the store, the desk, the toolbox or the tools directory",
 			applies:   func(p string) bool { return hasPrefix(p, module+"/internal/transport/") },
-			forbidden: []string{module + "/internal/core/store", module + "/internal/core/toolbox", module + "/internal/selfcode"},
+			forbidden: []string{module + "/internal/core/store", module + "/internal/core/toolbox", module + "/internal/core/approvals", module + "/internal/selfcode"},
 			direct:    true,
+		},
+		{
+			// Core in parts: the desk and the toolbox get the turn engine
+			// (and each other) through small interfaces, never by import,
+			// so each can be read and tested alone.
+			name:      "the parts of core never import core or each other",
+			applies:   func(p string) bool { return p == module+"/internal/core/approvals" },
+			forbidden: []string{module + "/internal/core", module + "/internal/core/toolbox", module + "/internal/worker"},
+			exact:     true,
+		},
+		{
+			name:      "the toolbox never imports core or the desk",
+			applies:   func(p string) bool { return p == module+"/internal/core/toolbox" },
+			forbidden: []string{module + "/internal/core", module + "/internal/core/approvals", module + "/internal/worker"},
+			exact:     true,
 		},
 		{
 			name:      "contracts is standard library only",
@@ -118,7 +135,11 @@ func TestDependencyRules(t *testing.T) {
 				deps, how = p.Imports, "directly"
 			}
 			for _, d := range deps {
-				if d != p.ImportPath && hasPrefix(d, r.forbidden...) && !strings.HasPrefix(d, "net/http/internal") {
+				bad := hasPrefix(d, r.forbidden...)
+				if r.exact {
+					bad = slices.Contains(r.forbidden, d)
+				}
+				if d != p.ImportPath && bad && !strings.HasPrefix(d, "net/http/internal") {
 					t.Errorf("%s: %s imports %s (%s)", r.name, p.ImportPath, d, how)
 				}
 			}

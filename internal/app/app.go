@@ -45,7 +45,8 @@ const (
 type App struct {
 	Config    *config.Config
 	Store     *store.Store
-	Core      *core.Core
+	Core      *core.Core   // nil in an App opened ForReading
+	Reader    *core.Reader // core's read side, in every mode
 	Log       *slog.Logger
 	Redactor  *liveRedactor
 	Providers []provider.Provider
@@ -69,24 +70,13 @@ const (
 	// command that runs turns beside a daemon (approvals approve) must not
 	// close the daemon's turns in flight.
 	ForTurns
-	// ForReading is the config, the store, the tools and the skills: no
-	// sandbox probe, no provider, no recovery. Turns are refused. It is what
-	// the commands that only read (audit, approvals list and show, tools
-	// list and show) open, so they are quick and never touch the daemon's
-	// work.
+	// ForReading is the config, the store and core's read side over the
+	// tools (App.Reader; App.Core is nil): no sandbox probe, no provider,
+	// no recovery, no turns. It is what the commands that only read
+	// (audit, approvals list and show, tools list and show) open, so they
+	// are quick and never touch the daemon's work.
 	ForReading
 )
-
-// errNoTurns is what a turn gets in an App opened ForReading.
-var errNoTurns = errors.New("this command does not run turns")
-
-// noTurns is the model and spawner of an App opened ForReading.
-type noTurns struct{}
-
-func (noTurns) Complete(context.Context, contracts.Request, func(string)) (contracts.Completion, error) {
-	return contracts.Completion{}, errNoTurns
-}
-func (noTurns) Spawn(context.Context) (core.Process, error) { return nil, errNoTurns }
 
 // Open loads the config of home and starts everything a turn needs, as a
 // daemon does (ForDaemon).
@@ -189,7 +179,7 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 		st.Close()
 		return nil, err
 	}
-	a.Core = c
+	a.Core, a.Reader = c, c.Reader
 	return a, nil
 }
 
@@ -206,28 +196,26 @@ func openLibraries(cfg *config.Config) (*selfcode.Dir, *skill.Library, error) {
 	return tools, skills, nil
 }
 
-// openReading finishes an App opened ForReading: the core's read models
-// over the store, the tools and the skills, with no model and no worker.
+// openReading finishes an App opened ForReading: core's read side over the
+// store and the tools, with no model and no worker.
 func openReading(cfg *config.Config, st *store.Store, log *slog.Logger, red *liveRedactor, environ []string) (*App, error) {
 	a := &App{Store: st, Log: log, Redactor: red, environ: environ}
 	a.setConfig(cfg, nil)
-	tools, skills, err := openLibraries(cfg)
+	tools, err := selfcode.Open(cfg.Path("tools"), nil)
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	c, err := core.New(core.Options{
-		Store: st, Model: noTurns{}, Spawner: noTurns{}, Tools: tools, Skills: skillStore{lib: skills},
-		ApprovalTTL: cfg.Approvals.TTL.D(), Strikes: cfg.Selfcode.Strikes, Workspace: cfg.Workspace,
-		Describe: describer{workspace: cfg.Workspace, home: cfg.Home, environ: environ}.describe,
-		Redact:   func(s string) string { return red.get().JSONArgs(s) },
-		Logger:   log,
+	r, err := core.NewReader(core.Options{
+		Store: st, Tools: tools, ApprovalTTL: cfg.Approvals.TTL.D(), Strikes: cfg.Selfcode.Strikes,
+		Redact: func(s string) string { return red.get().JSONArgs(s) },
+		Logger: log,
 	})
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	a.Core = c
+	a.Reader = r
 	return a, nil
 }
 

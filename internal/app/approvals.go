@@ -31,10 +31,10 @@ func (e cmdEnv) approvalsCmd() *cobra.Command {
 				return err
 			}
 			defer a.Close()
-			if _, err := a.Core.ExpireApprovals(cmd.Context()); err != nil {
+			if _, err := a.Reader.ExpireApprovals(cmd.Context()); err != nil {
 				return err
 			}
-			views, err := a.Core.Approvals(cmd.Context())
+			views, err := a.Reader.Approvals(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -61,7 +61,7 @@ func (e cmdEnv) approvalsCmd() *cobra.Command {
 				return err
 			}
 			defer a.Close()
-			v, err := a.Core.Approval(cmd.Context(), args[0])
+			v, err := a.Reader.Approval(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

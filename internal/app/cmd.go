@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shelldon/shelldon/internal/config"
-	"github.com/shelldon/shelldon/internal/core/store"
+	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/transport/cli"
 )
 
@@ -230,7 +230,7 @@ func (e cmdEnv) auditCmd() *cobra.Command {
 				return err
 			}
 			defer a.Close()
-			entries, err := a.Store.Audit(cmd.Context(), store.AuditQuery{Limit: limit, Chat: chat})
+			entries, err := a.Reader.Audit(cmd.Context(), core.AuditQuery{Limit: limit, Chat: chat})
 			if err != nil {
 				return err
 			}

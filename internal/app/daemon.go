@@ -32,6 +32,9 @@ type Daemon struct {
 // NewDaemon listens on listen ("" means server.listen) and builds the
 // transports over a. It does not serve until Run.
 func NewDaemon(a *App, listen string) (*Daemon, error) {
+	if a.Core == nil {
+		return nil, errors.New("a daemon needs an App opened for turns, not for reading")
+	}
 	cfg := a.current()
 	if listen == "" {
 		listen = cfg.Server.Listen

@@ -13,7 +13,6 @@ import (
 
 	"github.com/shelldon/shelldon/internal/childproc"
 	"github.com/shelldon/shelldon/internal/contracts"
-	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/core/store"
 	"github.com/shelldon/shelldon/internal/testbin"
 )
@@ -140,7 +139,7 @@ func TestDaemonRunAndClose(t *testing.T) {
 // construction, naming the address.
 func TestNewDaemonRefusesABusyAddress(t *testing.T) {
 	home, environ := testHome(t)
-	a, err := OpenFor(context.Background(), ForReading, home, environ, io.Discard, 0)
+	a, err := OpenFor(context.Background(), ForTurns, home, environ, io.Discard, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,8 +167,14 @@ func TestOpenModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Core.Send(ctx, "c", "hi", core.Events{}); err == nil || !strings.Contains(err.Error(), errNoTurns.Error()) {
-		t.Errorf("a turn in an App opened for reading: %v", err)
+	if a.Core != nil || a.Reader == nil {
+		t.Errorf("an App opened for reading has Core %v and Reader %v: want only the read side", a.Core, a.Reader)
+	}
+	if _, err := a.Reader.Approvals(ctx); err != nil {
+		t.Errorf("the read side of an App opened for reading: %v", err)
+	}
+	if _, err := NewDaemon(a, "127.0.0.1:0"); err == nil {
+		t.Error("a daemon was built over an App opened for reading")
 	}
 	a.Close()
 

@@ -35,7 +35,7 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Short: "List every tool with its tier, where it runs, its source and state", Args: cobra.NoArgs,
 		RunE: withCore(ForReading, func(ctx context.Context, a *App, _ []string) error {
-			tools, err := a.Core.Tools(ctx)
+			tools, err := a.Reader.Tools(ctx)
 			if err != nil {
 				return err
 			}
@@ -51,7 +51,7 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 	show := &cobra.Command{
 		Use: "show NAME", Short: "Show a self-coded tool: manifest, code, test and gate report", Args: cobra.ExactArgs(1),
 		RunE: withCore(ForReading, func(ctx context.Context, a *App, args []string) error {
-			t, state, err := a.Core.FindTool(args[0])
+			t, state, err := a.Reader.FindTool(args[0])
 			switch {
 			case errors.Is(err, core.ErrNoSuchTool):
 				return exitError{code: exitFail, msg: "shelldon: no tool called " + args[0]}
@@ -66,7 +66,7 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 	}
 	decide := func(approve bool) func(context.Context, *App, []string) error {
 		return func(ctx context.Context, a *App, args []string) error {
-			pending, err := a.Core.Approvals(ctx)
+			pending, err := a.Reader.Approvals(ctx)
 			if err != nil {
 				return err
 			}

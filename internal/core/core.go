@@ -3,6 +3,12 @@
 // through a Completer it is given, records tool executions in the audit
 // trail and commits the turn's history before the reply is returned.
 //
+// It is the turn engine and the facade over core's parts: the desk of
+// requests waiting for the owner (core/approvals), which it hands the turn
+// engine as a small interface to carry out a decision, and the self-coded
+// tools' toolbox (core/toolbox). Reader is the read side a command that
+// only reads opens alone.
+//
 // Core is LLM-free: it never imports the broker's adapters or a model SDK
 // (repo_test.go enforces this); the model reaches it as a small interface.
 package core
@@ -18,8 +24,8 @@ import (
 	"time"
 
 	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/core/approvals"
 	"github.com/shelldon/shelldon/internal/core/store"
-	"github.com/shelldon/shelldon/internal/core/toolbox"
 	"github.com/shelldon/shelldon/internal/selfcode"
 	"github.com/shelldon/shelldon/internal/wire"
 )
@@ -73,21 +79,17 @@ type Options struct {
 	Now      func() time.Time
 }
 
-// Core runs turns. It is safe for concurrent use.
+// Core runs turns, and embeds the Reader that shows what they left. It is
+// safe for concurrent use.
 type Core struct {
+	*Reader
 	tuneMu sync.RWMutex // guards the tunable fields of opts (see Tune)
 	opts   Options
-	tools  *toolbox.Toolbox
 	slots  chan struct{}
-	log    *slog.Logger
-	now    func() time.Time
 }
 
-// New returns a Core.
-func New(opts Options) (*Core, error) {
-	if opts.Store == nil || opts.Model == nil || opts.Spawner == nil {
-		return nil, errors.New("core: store, model and spawner are required")
-	}
+// defaults fills the zero fields of opts that have one.
+func (opts *Options) defaults() {
 	if opts.Workers <= 0 {
 		opts.Workers = 2
 	}
@@ -103,15 +105,26 @@ func New(opts Options) (*Core, error) {
 	if opts.Strikes <= 0 {
 		opts.Strikes = 3
 	}
-	c := &Core{opts: opts, slots: make(chan struct{}, opts.Workers), log: opts.Logger, now: opts.Now}
-	if c.log == nil {
-		c.log = slog.Default()
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
 	}
-	if c.now == nil {
-		c.now = time.Now
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
-	c.tools = toolbox.New(toolbox.Options{Dir: opts.Tools, Store: opts.Store, Strikes: opts.Strikes,
-		Audit: recorder{c}, Now: c.now, Logger: c.log})
+}
+
+// New returns a Core.
+func New(opts Options) (*Core, error) {
+	if opts.Store == nil || opts.Model == nil || opts.Spawner == nil {
+		return nil, errors.New("core: store, model and spawner are required")
+	}
+	opts.defaults()
+	c := &Core{opts: opts, slots: make(chan struct{}, opts.Workers)}
+	r, err := newReader(opts, func() time.Duration { return c.tuning().ApprovalTTL })
+	if err != nil {
+		return nil, err
+	}
+	c.Reader = r
 	return c, nil
 }
 
@@ -217,12 +230,12 @@ func (c *Core) runTurn(ctx context.Context, chat, text string, resume *contracts
 	case res.Pending != nil:
 		// Parked: the messages stay with the request until the owner
 		// decides; the turn that resumes it commits them.
-		view, err := c.park(ctx, chat, turn, *res.Pending)
+		view, err := c.desk.Park(ctx, chat, turn, *res.Pending)
 		if err != nil {
 			return Outcome{}, err
 		}
 		out.Approvals = append(out.Approvals, view)
-		res.Reply = parkedReply(*res.Pending, view)
+		res.Reply = approvals.ParkedReply(view)
 		end.Reply, end.Messages = res.Reply, nil
 	}
 	out.Approvals = append(out.Approvals, filed.approvals...)

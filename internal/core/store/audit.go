@@ -8,9 +8,11 @@ import (
 	"time"
 )
 
-// Audit entry kinds.
+// Kinds of audit entry and of approval request: a tool call is both; a
+// promotion is a request to make a self-coded tool version live.
 const (
-	KindToolCall = "tool_call"
+	KindToolCall  = "tool_call"
+	KindPromotion = "promotion"
 )
 
 // AuditEntry is one line of the audit log. Args must already be redacted.

@@ -25,7 +25,7 @@ import (
 )
 
 // KindPromotion is an approval of a self-coded tool version.
-const KindPromotion = "promotion"
+const KindPromotion = store.KindPromotion
 
 // Audit kinds of the self-coding trail.
 const (
