@@ -397,8 +397,10 @@ func TestGitNeverAsksForWhatItRefuses(t *testing.T) {
 }
 
 // TestApprovedGitIgnoresPlantedConfig: a repository whose config points
-// fsmonitor, hooks and the pager at programs runs none of them, and a
-// credential file stays out of 'add -A'.
+// fsmonitor, hooks, the pager and a filter driver (selected by
+// .gitattributes, as an earlier approved run_shell could plant them) at
+// programs runs none of them, through the real daemon, worker and nested
+// sandbox; and a credential file stays out of 'add -A'.
 func TestApprovedGitIgnoresPlantedConfig(t *testing.T) {
 	t.Parallel()
 	srv := brokertest.NewServer(t, "anthropic", riskyScript("git", `{"args":"add -A"}`))
@@ -411,7 +413,9 @@ func TestApprovedGitIgnoresPlantedConfig(t *testing.T) {
 	marker := filepath.Join(ws, "PWNED")
 	script := filepath.Join(ws, "evil.sh")
 	os.WriteFile(script, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
-	cfg := fmt.Sprintf("[core]\n\tfsmonitor = %s\n\thooksPath = %s\n\tpager = %s\n", script, ws, script)
+	cfg := fmt.Sprintf("[core]\n\tfsmonitor = %s\n\thooksPath = %s\n\tpager = %s\n[filter \"planted\"]\n\tclean = %s\n\tsmudge = %s\n\trequired = true\n",
+		script, ws, script, script, script)
+	os.WriteFile(filepath.Join(ws, ".gitattributes"), []byte("* filter=planted\n"), 0o644)
 	f, _ := os.OpenFile(filepath.Join(ws, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(cfg)
 	f.Close()

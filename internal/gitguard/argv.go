@@ -52,6 +52,9 @@ var prefix = []string{
 	"-c", "gc.auto=0",
 	"-c", "maintenance.auto=false",
 	"-c", "grep.fallbackToNoIndex=false",
+	// The repository's configuration is read-only to a guarded git (see
+	// ConfigView): never try to record an upstream in it.
+	"-c", "branch.autoSetupMerge=false",
 }
 
 // Argv returns the full command line to run for cmd, which must come from

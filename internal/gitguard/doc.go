@@ -13,7 +13,8 @@
 // checks the words and normalises them into a Command; the owner approves
 // Render(cmd); Argv(cmd) and Env(home) are what the sandbox runs, with the
 // working directory at the workspace root, which is the repository's work
-// tree.
+// tree, and with ConfigView(workspace) shown in place of the repository
+// configurations it names.
 //
 // # Subcommands
 //
@@ -84,6 +85,7 @@
 // merge.verifySignatures, log.showSignature, protocol.allow and every
 // protocol.<name>.allow (never), http.proxy, submodule.recurse, gc.auto
 // and maintenance.auto (no background gc), grep.fallbackToNoIndex,
+// branch.autoSetupMerge=false (the configuration is read-only, below),
 // core.attributesFile=/dev/null and core.excludesFile (below).
 // Configuration given with -c is read after the repository's own file and
 // every file that file includes, so each of these wins over a value an
@@ -100,6 +102,41 @@
 // compare two workspace directories in full, denied files included, and
 // --no-index refuses --dense.
 //
+// # The repository's configuration
+//
+// The prefix overrides the keys it knows, but a repository's configuration
+// names programs under names of its own choosing (filter.<name>.clean,
+// .smudge and .process, merge.<name>.driver, diff.<name>.command and
+// .textconv, which any .gitattributes, .git/info/attributes or attribute
+// file selects), can include other files (include.path, includeIf) and can
+// gain keys a newer git adds. So git never reads a repository's own
+// configuration: ConfigView gives the copy git sees instead, holding only
+// allowedConfig (config.go), the variables git needs to read the
+// repository and to do the offered work (format and extensions, core
+// settings about the index and the work tree, identity, branches and
+// their upstreams, remote fetch refspecs, how merge, diff, status, log,
+// grep and blame behave), none of which names a program or a file
+// whatever its value. Everything else is dropped, includes with it; a
+// format extension not known here refuses the call. The sandbox binds
+// each copy read-only over its file (sandbox.Cover).
+//
+// ConfigView covers every file git may read as a repository's
+// configuration, not only .git/config: config.worktree, and the
+// configurations of submodules and nested repositories, in which git runs
+// git (git status asks each submodule whether it is modified, and that git
+// reads its own configuration and attributes). It finds them within .git
+// directories, and refuses a workspace where a .git entry or a commondir
+// file leads elsewhere: a checkout could write a configuration there in
+// the middle of a command, after the copies were made. Hooks are the
+// prefix's: core.hooksPath=/dev/null, which the copy never overrides.
+//
+// Git writes its configuration for a few operations; with the copy
+// read-only these fail, so branch -m, -M, -c and -C are refused, and
+// branch.autoSetupMerge=false keeps branch creation from recording an
+// upstream. branch -d still deletes the branch, but warns that it could
+// not remove the branch's section; git init in an existing repository
+// fails.
+//
 // # What the guard does not cover
 //
 //   - Content already in history. PathCheck guards names; a denied file
@@ -110,16 +147,14 @@
 //     <home>/.config/git/ignore the ignore file of every command: the
 //     caller can put the credential deny patterns there (add -f and stash
 //     --all, which take ignored files too, are refused).
-//   - Drivers defined in the repository's configuration:
-//     filter.<name>.clean/smudge/process and merge.<name>.driver run when
-//     a .gitattributes file selects them. The names are the attacker's, so
-//     no -c can override them; write_file refuses .gitattributes and .git
-//     internals, and they run inside the sandbox. core.gitProxy keeps its
-//     first value whatever -c says, but only git:// runs it, which
-//     protocol.git.allow=never refuses. core.alternateRefsCommand,
-//     uploadpack.packObjectsHook and sendemail.* serve only refused
-//     subcommands. Aliases never shadow built-in subcommands, the only ones
-//     offered.
+//   - A process beside the command. ConfigView looks at the workspace
+//     before the sandbox starts; another approved command running at the
+//     same time in another chat could change a configuration in between,
+//     or unlink or rename a covered file, which detaches its cover (the
+//     kernel allows that from another mount namespace). Nothing inside
+//     the guarded command's own sandbox can.
+//   - Filters git does not run: a repository that relies on one (Git LFS)
+//     gets its files added and checked out as they are.
 //
 // PathCheck must accept names that do not exist, or whose directories do
 // not (other commits have other files), and refuse escapes and denied

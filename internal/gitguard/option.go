@@ -68,6 +68,7 @@ const (
 	whyRemote   = "remote-tracking configuration is not supported by the git tool"
 	whyUntrack  = "it reaches untracked and ignored files, the workspace's denied files included"
 	whyDiffMrg  = "it re-runs merges, which may start configured merge drivers"
+	whyConfig   = "it rewrites the repository's configuration, which the git tool shows git read-only; use git branch <new> <old>, then delete the old branch"
 )
 
 // universal are refused everywhere: their names (and so abbreviations of

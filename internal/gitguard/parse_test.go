@@ -56,6 +56,10 @@ func TestParseRefused(t *testing.T) {
 	}{
 		// Global options before the subcommand: only the daemon sets them.
 		{"-c core.pager=sh log", ErrRefused, "global option"},
+		// The repository's configuration is read-only to git.
+		{"branch -m old new", ErrRefused, "read-only"},
+		{"branch --mov old new", ErrRefused, "read-only"},
+		{"branch -C old new", ErrRefused, "read-only"},
 		{"-c core.fsmonitor=/tmp/x status", ErrRefused, "global option"},
 		{"-C /etc status", ErrRefused, "global option"},
 		{"--git-dir=/tmp/x status", ErrRefused, "global option"},
@@ -451,7 +455,6 @@ func TestParseAllowed(t *testing.T) {
 		{in: "branch -a -v"},
 		{in: "branch -d x"},
 		{in: "branch -D old"},
-		{in: "branch -m old new"},
 		{in: "branch feature main"},
 		{in: "branch --merged"},
 		{in: "branch --merged main", args: []string{"--merged=main"}},

@@ -202,6 +202,9 @@ func buildRoot(sp spec) (info rootInfo, _ error) {
 			return fail(err)
 		}
 	}
+	if err := mountCovers(root, sp.Covers); err != nil {
+		return fail(err)
+	}
 	for name, content := range synthetic {
 		if name == "/etc/resolv.conf" && sp.Network {
 			content = resolv

@@ -89,6 +89,12 @@ func (r *Runner) prepare(ctx context.Context, p *Policy) (spec, error) {
 	if !tier.Full() && !p.AllowDegraded {
 		return spec{}, fmt.Errorf("%w: %s; set sandbox.allow_degraded: true to run with less", ErrDegraded, tier.Missing())
 	}
+	if err := checkCovers(*p); err != nil {
+		return spec{}, err
+	}
+	if len(p.Covers) > 0 && !tier.has(LayerUserNS) {
+		return spec{}, fmt.Errorf("%w: covering workspace files needs the mount namespace", ErrDegraded)
+	}
 	if f := floorOf(*p); f != nil {
 		low, err := f.low()
 		if err != nil {
@@ -101,7 +107,7 @@ func (r *Runner) prepare(ctx context.Context, p *Policy) (spec, error) {
 	return spec{
 		Argv: p.Argv, Dir: p.Dir, Env: p.Env, Workspace: p.Workspace, ReadOnly: p.ReadOnly,
 		Network: p.Network, Nested: p.Nested, Limits: p.Limits, Namespaces: tier.has(LayerUserNS), TmpSize: DefaultTmpSize,
-		Mode: p.Mode,
+		Mode: p.Mode, Covers: p.Covers,
 	}, nil
 }
 

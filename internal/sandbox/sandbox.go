@@ -78,7 +78,30 @@ type Policy struct {
 	// each file on its own, and seccomp refuses fallocate, so space is only
 	// had by writing it.
 	MinFreeDisk uint64
+	// Covers show other content, read-only, in place of files of the
+	// workspace (git's view of a repository's configuration; see Cover).
+	// They need the mount namespace: a degraded run without one refuses a
+	// policy that has any.
+	Covers []Cover
 }
+
+// Cover is a file of the workspace that the target sees with other
+// content: Data, read-only, at Path. Path must be absolute and inside the
+// Workspace, and name an existing regular file reached without symbolic
+// links when the sandbox is built, or the run fails to start. The file
+// itself is untouched; a rename or write over Path inside the sandbox
+// fails (EBUSY, EROFS).
+type Cover struct {
+	Path string `json:"path"`
+	Data []byte `json:"data"`
+}
+
+// Limits of Policy.Covers: they travel in the helper's spec.
+const (
+	MaxCovers     = 256
+	MaxCoverBytes = 64 << 10  // each
+	MaxCoverTotal = 256 << 10 // together
+)
 
 // Limits are the rlimits of every process in the sandbox. Zero means the default.
 type Limits struct {

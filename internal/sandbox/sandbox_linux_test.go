@@ -505,7 +505,7 @@ func TestUnprivileged(t *testing.T) {
 	tests := []string{"TestRunBasics", "TestNetworkContained", "TestFilesContained", "TestNothingSurvives", "TestResourceBombs",
 		"TestProbeFullTier", "TestTargetGetsOnlyStdio", "TestHelperSurvivesSignals", "TestHelperHidden", "TestSocketFamilies",
 		"TestTmpBounded", "TestDiskLowPrecheck", "TestNestedInProcessMode", "TestProcHardened", "TestProcHardenedNested",
-		"TestResolvConf", "TestIPCLimits"}
+		"TestResolvConf", "TestIPCLimits", "TestCovers"}
 	cmd := exec.Command(bin, "-test.run", "^("+strings.Join(tests, "|")+")$", "-test.v")
 	cmd.Env = []string{unprivEnv + "=1", "SHELLDON_TEST_HELPER=" + helper, hostileEnv + "=" + hostile(t), proberEnv + "=" + prober(t),
 		"PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp"}

@@ -14,6 +14,7 @@ type spec struct {
 	TmpSize    int64    `json:"tmp_size"`
 	Probe      bool     `json:"probe,omitempty"` // set up, report the layers, run nothing
 	Mode       string   `json:"mode,omitempty"`  // run this in-process mode of the helper instead of Argv
+	Covers     []Cover  `json:"covers,omitempty"`
 }
 
 // status is what the helper reports on its status pipe: the layers it put

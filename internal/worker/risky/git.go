@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/shelldon/shelldon/internal/contracts"
@@ -47,10 +48,30 @@ func GitArgv(args string) (string, error) {
 	return gitguard.Render(cmd), nil
 }
 
+// gitCovers is what git sees of the workspace's repository configurations:
+// each reduced to the variables that name no program (gitguard.ConfigView),
+// shown read-only in place of the file by the sandbox. A repository whose
+// configuration cannot be vouched for refuses the call.
+func gitCovers(workspace string) ([]sandbox.Cover, error) {
+	files, err := gitguard.ConfigView(workspace)
+	if err != nil {
+		return nil, fmt.Errorf("git refused: %w", err)
+	}
+	covers := make([]sandbox.Cover, len(files))
+	for i, f := range files {
+		covers[i] = sandbox.Cover{Path: f.Path, Data: f.Data}
+	}
+	return covers, nil
+}
+
 func gitTool(env Env) (*worker.Tool, error) {
 	t, err := worker.NewBuiltin(contracts.ToolGit, gitDescription,
 		func(ctx context.Context, in gitArgs) (string, error) {
 			cmd, err := parseGit(in.Args)
+			if err != nil {
+				return "", err
+			}
+			covers, err := gitCovers(env.Workspace.Path())
 			if err != nil {
 				return "", err
 			}
@@ -67,6 +88,7 @@ func gitTool(env Env) (*worker.Tool, error) {
 				MaxOutput:     maxOutput,
 				AllowDegraded: env.AllowDegraded,
 				MinFreeDisk:   env.MinFreeDisk,
+				Covers:        covers,
 			})
 			if err != nil {
 				return "", err
@@ -80,6 +102,7 @@ func gitTool(env Env) (*worker.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.Guard = "the git guard (allowed subcommands and options, denied paths)"
 	t.Check = decodeCheck(func(in gitArgs) error {
 		_, err := parseGit(in.Args)
 		return err
