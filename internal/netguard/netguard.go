@@ -9,6 +9,12 @@
 // Everything before the dial (CheckURL, the early refusal of IP literals and
 // local-only names) is there for clear messages, not for safety.
 //
+// Nothing is looked up before the dial either: DescribeURL renders a URL
+// for the owner's approval card from the URL alone (the host in ASCII and
+// Unicode, with warnings for mixed scripts and look-alike letters, the
+// port, the path and query as sent), because a DNS query made while a call
+// waits for the owner would carry data out whatever the owner decides.
+//
 // Other rules: http and https only; no credentials in URLs; redirects
 // followed by hand, each hop checked again; no proxy from the environment; no
 // cookies; the body capped while it streams, on decoded bytes.
@@ -68,13 +74,4 @@ type Response struct {
 	Truncated   bool     // the body was longer than MaxBytes
 	Size        int64    // len(Body): decoded body bytes kept
 	Hops        []string // each URL fetched, in order (the first is the request)
-}
-
-// Target describes where a URL leads, for the owner's approval card.
-type Target struct {
-	URL       string   // the normalised URL, as it will be requested
-	Host      string   // the host as it will be dialed: punycode, no brackets
-	Port      string   // the port that will be dialed (80 or 443 when implicit)
-	Addresses []string // where Host resolves now
-	Blocked   []string // "ip is <reason>" for each address that would be refused
 }

@@ -111,7 +111,21 @@ func parseURL(raw string) (*url.URL, error) {
 	if u.Path == "" {
 		u.Path, u.RawPath = "/", ""
 	}
+	u.RawQuery = escapeNonASCII(u.RawQuery)
 	return u, nil
+}
+
+// escapeNonASCII percent-encodes each byte of s outside ASCII.
+func escapeNonASCII(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // checkChars refuses characters that have no business in a URL we fetch or

@@ -1,6 +1,7 @@
 // Package dnstest serves DNS from a table, on 127.0.0.1, for tests: the
 // resolver it returns asks only that server, so no test ever reaches a real
-// DNS server. It is for tests only; nothing the binary is built from
+// DNS server, and the server keeps the names it was asked, so a test can
+// show that a name was never looked up. It is for tests only; nothing the binary is built from
 // imports it (repo_test.go).
 package dnstest
 
@@ -10,6 +11,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -20,24 +22,62 @@ import (
 // says, so tests never reach a real DNS server.
 func Start(t *testing.T, records map[string][]netip.Addr) *net.Resolver {
 	t.Helper()
-	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	return Listen(t, "127.0.0.1:0", records).Resolver()
+}
+
+// Server is a DNS server answering from a table, which keeps the name of
+// every query it gets.
+type Server struct {
+	pc      net.PacketConn
+	records map[string][]netip.Addr
+
+	mu      sync.Mutex
+	queries []string
+}
+
+// Listen runs a Server on the UDP address addr, as Start does, until the
+// test ends. A test that owns a network namespace can listen on
+// 127.0.0.1:53 and name it in a resolv.conf of its own, so that whatever
+// resolves names in that namespace (net.DefaultResolver, a child process)
+// asks this server and nothing else. records must not change afterwards.
+func Listen(t *testing.T, addr string, records map[string][]netip.Addr) *Server {
+	t.Helper()
+	pc, err := net.ListenPacket("udp4", addr)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("dnstest: listen on %s: %v", addr, err)
 	}
+	s := &Server{pc: pc, records: records}
 	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 1500)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			if resp := answer(buf[:n], records); resp != nil {
-				pc.WriteTo(resp, from)
-			}
+	go s.serve()
+	return s
+}
+
+// serve answers queries until the connection closes. Each query is logged
+// before its reply is sent, so a lookup that has returned is in the log.
+func (s *Server) serve() {
+	buf := make([]byte, 1500)
+	for {
+		n, from, err := s.pc.ReadFrom(buf)
+		if err != nil {
+			return
 		}
-	}()
-	addr := pc.LocalAddr().String()
+		name, resp := answer(buf[:n], s.records)
+		if resp == nil {
+			continue
+		}
+		s.mu.Lock()
+		s.queries = append(s.queries, name)
+		s.mu.Unlock()
+		s.pc.WriteTo(resp, from)
+	}
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() string { return s.pc.LocalAddr().String() }
+
+// Resolver returns a resolver that sends every query to s.
+func (s *Server) Resolver() *net.Resolver {
+	addr := s.Addr()
 	return &net.Resolver{
 		PreferGo: true,
 		Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -47,16 +87,26 @@ func Start(t *testing.T, records map[string][]netip.Addr) *net.Resolver {
 	}
 }
 
-// answer builds the reply to one query, or nil for garbage.
-func answer(q []byte, records map[string][]netip.Addr) []byte {
+// Queries returns the name of each query answered so far, in order:
+// lower-case, without the trailing dot, one entry per query (a lookup
+// usually asks for A and AAAA, and may try search domains).
+func (s *Server) Queries() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.queries...)
+}
+
+// answer builds the reply to one query and returns the name asked, or a
+// nil reply for garbage.
+func answer(q []byte, records map[string][]netip.Addr) (string, []byte) {
 	if len(q) < 12 || binary.BigEndian.Uint16(q[4:]) != 1 {
-		return nil
+		return "", nil
 	}
 	var labels []string
 	off := 12
 	for {
 		if off >= len(q) {
-			return nil
+			return "", nil
 		}
 		l := int(q[off])
 		off++
@@ -64,13 +114,13 @@ func answer(q []byte, records map[string][]netip.Addr) []byte {
 			break
 		}
 		if l > 63 || off+l > len(q) {
-			return nil
+			return "", nil
 		}
 		labels = append(labels, string(q[off:off+l]))
 		off += l
 	}
 	if off+4 > len(q) {
-		return nil
+		return "", nil
 	}
 	qtype := binary.BigEndian.Uint16(q[off:])
 	question := q[12 : off+4]
@@ -106,5 +156,5 @@ func answer(q []byte, records map[string][]netip.Addr) []byte {
 		resp = binary.BigEndian.AppendUint16(resp, uint16(len(rdata)))
 		resp = append(resp, rdata...)
 	}
-	return resp
+	return name, resp
 }
