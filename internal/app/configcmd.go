@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shelldon/shelldon/internal/config"
+	"github.com/shelldon/shelldon/internal/inert"
 	"github.com/shelldon/shelldon/internal/transport/cli"
 )
 
@@ -64,8 +65,66 @@ func (e cmdEnv) configCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(setSecret, show)
+	cmd.AddCommand(setSecret, e.configSetCmd(), show)
 	return cmd
+}
+
+// configSetCmd is `shelldon config set KEY VALUE`: the owner's way to set
+// any key, endpoints included (the agent's update_config may not), through
+// the settings API's validated path (config.PrepareOverlay).
+func (e cmdEnv) configSetCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "set KEY VALUE",
+		Short: "Set a config key in config.local.yaml, validated first",
+		Long: "Set one config key in $SHELLDON_HOME/config.local.yaml (mode 0600; config.yaml is never\n" +
+			"rewritten), after checking that the whole config is still valid; nothing is written otherwise.\n" +
+			"KEY is dotted; an element of a list is named by its index, one past the end appends one.\n" +
+			"VALUE is a YAML value; \"null\" restores the default. Where the model's requests and keys go\n" +
+			"(kind, base_url, api_key_env, the fallback list) is yours alone: the agent can only choose\n" +
+			"among the providers you configured. Keys themselves go in .env: shelldon config set-secret.\n\n" +
+			"Examples:\n" +
+			"  shelldon config set provider.base_url https://api.anthropic.com\n" +
+			"  shelldon config set provider.api_key_env ANTHROPIC_API_KEY\n" +
+			"  shelldon config set fallback[0].base_url http://127.0.0.1:11434/v1\n" +
+			"  shelldon config set fallback[1] '{name: groq, kind: openai, base_url: https://api.groq.com/openai/v1, model: llama-3.3-70b-versatile, api_key_env: GROQ_API_KEY}'\n" +
+			"  shelldon config set agent.turn_budget 40s",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			home, err := e.home()
+			if err != nil {
+				return err
+			}
+			cfg, err := config.Load(home, e.environ)
+			if err != nil {
+				return fmt.Errorf("nothing changed: the current config does not load (fix it in config.yaml or config.local.yaml, or see shelldon doctor):\n%w", err)
+			}
+			changes, err := config.SettingChange(cfg, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			o, err := config.PrepareOverlay(home, e.environ, changes)
+			if err != nil {
+				return fmt.Errorf("nothing changed: %s would make the config invalid:\n%w", args[0], err)
+			}
+			diff := o.Diff()
+			if len(diff) == 0 {
+				fmt.Fprintf(e.stdout, "Nothing changed: %s already has that value.\n", args[0])
+				return nil
+			}
+			if err := o.Write(); err != nil {
+				return err
+			}
+			for _, l := range diff {
+				fmt.Fprintln(e.stdout, inert.Line(l))
+				if key, change, _ := strings.Cut(l, ": "); strings.HasSuffix(key, "base_url") {
+					_, after, _ := strings.Cut(change, " -> ")
+					fmt.Fprintln(e.stdout, inert.Line("  host: "+config.DescribeHost(after)))
+				}
+			}
+			fmt.Fprintf(e.stdout, "Written to %s. Restart a running daemon (shelldon serve) to apply it.\n", o.Before.Path(config.FileOverlay))
+			return nil
+		},
+	}
 }
 
 func flatLines(prefix string, m map[string]any) []string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/shelldon/shelldon/internal/broker"
@@ -25,7 +26,11 @@ func (m *liveModel) Complete(ctx context.Context, req contracts.Request, onText 
 	return m.chain.Load().Complete(ctx, req, onText)
 }
 
-var _ core.Completer = (*liveModel)(nil)
+// Pin returns the chain in force now, for a turn that starts: a config
+// change applies from the next turn, never inside one.
+func (m *liveModel) Pin() core.Completer { return m.chain.Load() }
+
+var _ core.Pinner = (*liveModel)(nil)
 
 func (a *App) setConfig(cfg *config.Config, providers []provider.Provider) {
 	a.cfgMu.Lock()
@@ -40,10 +45,12 @@ func (a *App) current() *config.Config {
 	return a.Config
 }
 
-// apply makes cfg the config in force: a new provider chain, the core's
-// tunable settings, the redactor's secrets.
-func (a *App) apply(cfg *config.Config) error {
-	providers, err := buildProviders(cfg)
+// apply makes cfg the config in force: a new provider chain, each key
+// bound as keys says (see keyBinding), the core's tunable settings, the
+// redactor's secrets. A turn already running keeps the chain it pinned
+// when it started (liveModel.Pin).
+func (a *App) apply(cfg *config.Config, keys *provider.KeyBinding) error {
+	providers, err := buildBoundProviders(cfg, keys)
 	if err != nil {
 		return err
 	}
@@ -53,6 +60,7 @@ func (a *App) apply(cfg *config.Config) error {
 			Reserve: cfg.Agent.Reserve.D(), MaxTokens: cfg.Provider.MaxTokens},
 		System: cfg.Agent.SystemPrompt, HistoryChars: cfg.Agent.HistoryChars, ApprovalTTL: cfg.Approvals.TTL.D(),
 		AllowDegraded: cfg.Sandbox.AllowDegraded, MinFreeDisk: uint64(cfg.Sandbox.MinFreeDisk), Strikes: cfg.Selfcode.Strikes,
+		Providers: providerNames(cfg),
 	})
 	a.Redactor.set(redact.New(cfg.Secrets()...))
 	a.setConfig(cfg, providers)
@@ -60,20 +68,50 @@ func (a *App) apply(cfg *config.Config) error {
 	return nil
 }
 
+// applyOwner makes cfg, a config the owner wrote, the config in force,
+// with the keys bound where cfg points them.
+func (a *App) applyOwner(cfg *config.Config) error {
+	keys, err := keyBinding(cfg)
+	if err != nil {
+		return err
+	}
+	return a.apply(cfg, keys)
+}
+
 // configure carries out an owner-approved update_config (the core checked
-// that it is exactly the approved call): merge into config.local.yaml,
-// validate, write, apply.
+// that it is exactly the approved call): checked again as the agent's
+// (config.PrepareAgentOverlay: no endpoint the owner did not configure),
+// merged into config.local.yaml, validated, written and applied, with the
+// keys bound as the config before the change bound them: the agent's
+// change never decides where a key may go.
 func (a *App) configure(_ context.Context, raw json.RawMessage) ([]string, error) {
 	var changes map[string]any
 	if err := json.Unmarshal(raw, &changes); err != nil {
 		return nil, fmt.Errorf("changes: %w", err)
 	}
-	if err := config.CheckAgentChanges(changes); err != nil {
+	o, err := config.PrepareAgentOverlay(a.current().Home, a.environ, changes)
+	if err != nil {
 		return nil, err
 	}
-	return a.changeConfig(changes)
+	keys, err := keyBinding(o.Before)
+	if err != nil {
+		return nil, config.ErrCurrentConfig
+	}
+	// Build before writing: a chain the binding refuses is never written.
+	if _, err := buildBoundProviders(o.After, keys); err != nil {
+		return nil, err
+	}
+	if err := o.Write(); err != nil {
+		return nil, err
+	}
+	if err := a.apply(o.After, keys); err != nil {
+		return nil, err
+	}
+	return o.Diff(), nil
 }
 
+// changeConfig is the owner's change (the settings API): any key, the
+// keys bound where the new config points them.
 func (a *App) changeConfig(changes map[string]any) ([]string, error) {
 	o, err := config.PrepareOverlay(a.current().Home, a.environ, changes)
 	if err != nil {
@@ -82,10 +120,40 @@ func (a *App) changeConfig(changes map[string]any) ([]string, error) {
 	if err := o.Write(); err != nil {
 		return nil, err
 	}
-	if err := a.apply(o.After); err != nil {
+	if err := a.applyOwner(o.After); err != nil {
 		return nil, err
 	}
 	return o.Diff(), nil
+}
+
+// configCard is the daemon's view of an update_config for the owner's
+// card: the diff, every host in it in punycode and Unicode, and where the
+// model's requests will go after it. It never says whether a variable is
+// set.
+func configCard(o *config.Overlay) []string {
+	diff := o.Diff()
+	if len(diff) == 0 {
+		return []string{"Changes nothing in the effective config"}
+	}
+	lines := []string{"Changes to the effective config (written to config.local.yaml, applied from the next turn; the turn running now keeps its model):"}
+	for _, l := range diff {
+		lines = append(lines, l)
+		// "provider.base_url: <before> -> <after>"; the hosts of a
+		// fallback list are in the chain below.
+		if key, change, _ := strings.Cut(l, ": "); strings.HasSuffix(key, "base_url") {
+			before, after, _ := strings.Cut(change, " -> ")
+			lines = append(lines, "  host before: "+config.DescribeHost(before), "  host after: "+config.DescribeHost(after))
+		}
+	}
+	lines = append(lines, "Model requests will go to, in order (each an endpoint of your config; the agent cannot add one):")
+	for i, p := range o.After.Providers() {
+		key := "no key"
+		if p.APIKeyEnv != "" {
+			key = "the key in " + p.APIKeyEnv
+		}
+		lines = append(lines, fmt.Sprintf("  %d. %s (%s) at %s, host %s, with %s", i+1, p.Name, p.Kind, p.BaseURL, config.DescribeHost(p.BaseURL), key))
+	}
+	return lines
 }
 
 // Settings is the effective config for GET /api/settings: secrets appear
@@ -123,7 +191,7 @@ func (a *App) ApplySettings(_ context.Context, changes map[string]any, secrets m
 		if err != nil {
 			return nil, err
 		}
-		if err := a.apply(cfg); err != nil {
+		if err := a.applyOwner(cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -131,4 +199,13 @@ func (a *App) ApplySettings(_ context.Context, changes map[string]any, secrets m
 		diff = append(diff, "secret "+name+": set")
 	}
 	return diff, nil
+}
+
+// providerNames are the names of the providers cfg configures.
+func providerNames(cfg *config.Config) []string {
+	var out []string
+	for _, p := range cfg.Providers() {
+		out = append(out, p.Name)
+	}
+	return out
 }

@@ -110,7 +110,7 @@ func buildTools(job contracts.Job, d worker.Daemon) (*worker.Registry, func(), e
 	if len(job.SandboxLayers) > 0 {
 		runner.Known(sandbox.TierOf(job.SandboxLayers))
 	}
-	if err := risky.Register(reg, risky.Env{Workspace: ws, Sandbox: runner, AllowDegraded: job.AllowDegraded, MinFreeDisk: job.MinFreeDisk, Config: d}); err != nil {
+	if err := risky.Register(reg, risky.Env{Workspace: ws, Sandbox: runner, AllowDegraded: job.AllowDegraded, MinFreeDisk: job.MinFreeDisk, Config: d, Providers: job.Providers}); err != nil {
 		ws.Close()
 		return nil, nil, err
 	}

@@ -1,7 +1,10 @@
 // Package config loads shelldon's home: config.yaml, the config.local.yaml
 // overlay the agent may write, and the .env secrets file. Every problem it
 // reports is an *Error naming the file, the dotted key and, where known, the
-// line; no error ever carries the value of a secret.
+// line; no error ever carries the value of a secret. The owner changes any
+// key (PrepareOverlay, SettingChange); the agent's changes go through
+// PrepareAgentOverlay, which never lets it name an endpoint and never
+// answers anything that depends on the owner's secrets.
 package config
 
 import (
@@ -120,6 +123,11 @@ type Config struct {
 	env    map[string]string // the process environment, first mention wins
 	dotenv map[string]string // home/.env
 	locs   map[string]location
+	// forAgent marks a config loaded to check a change the agent proposed:
+	// nothing about it may depend on the owner's secrets, so whether a key
+	// variable is set is not checked and no value is compared with a
+	// secret (see loadForAgent).
+	forAgent bool
 }
 
 // location is where a key was set.
@@ -145,17 +153,18 @@ func DefaultHome(environ []string) (string, error) {
 // and scalars replace), decodes strictly, applies defaults and validates.
 // The process environment in environ wins over .env.
 func Load(home string, environ []string) (*Config, error) {
-	return loadWith(home, environ, nil)
+	return loadWith(home, environ, nil, false)
 }
 
 // loadWith is Load, with overlay (when not nil) read in place of the home's
 // config.local.yaml: a candidate overlay is validated before it is written.
-func loadWith(home string, environ []string, overlay []byte) (*Config, error) {
+// forAgent loads it as Config.forAgent says.
+func loadWith(home string, environ []string, overlay []byte, forAgent bool) (*Config, error) {
 	home, err := filepath.Abs(home)
 	if err != nil {
 		return nil, fmt.Errorf("config: home: %w", err)
 	}
-	c := &Config{Home: home, env: envMap(environ), locs: map[string]location{}}
+	c := &Config{Home: home, env: envMap(environ), locs: map[string]location{}, forAgent: forAgent}
 
 	envPath := c.Path(FileEnv)
 	if data, ok, err := readOptional(envPath); err != nil {

@@ -45,6 +45,11 @@ const maxShown = 60
 // show quotes v for an error message: shortened, and hidden when it looks
 // like or contains a secret we know of.
 func (c *Config) show(v string) string {
+	if c.forAgent {
+		// "hidden: it matches a secret" would tell the agent that what it
+		// wrote is part of a key: a way to guess one piece by piece.
+		return "(value not shown)"
+	}
 	for _, s := range c.knownSecrets() {
 		if len(s) >= 4 && strings.Contains(v, s) || len(v) >= 8 && strings.Contains(s, v) {
 			return "(value hidden: it matches a secret)"

@@ -13,7 +13,8 @@ import (
 	"github.com/shelldon/shelldon/internal/contracts"
 )
 
-// CheckAgentChanges refuses changes outside contracts.AgentConfigKeys.
+// CheckAgentChanges refuses changes the agent may not propose
+// (contracts.CheckAgentConfig); PrepareAgentOverlay checks the rest.
 func CheckAgentChanges(changes map[string]any) error { return contracts.CheckAgentConfig(changes) }
 
 // flatKey is one leaf of a nested map.
@@ -69,14 +70,22 @@ type Overlay struct {
 // PrepareOverlay deep-merges changes into the home's config.local.yaml (the
 // agent's and the settings API's file; config.yaml is never rewritten) and
 // loads the result, so a change that would make the config invalid is
-// refused before anything is written.
+// refused before anything is written. It is the owner's path (the settings
+// API, `shelldon config set`): any key may change. The agent's is
+// PrepareAgentOverlay.
 func PrepareOverlay(home string, environ []string, changes map[string]any) (*Overlay, error) {
-	if len(changes) == 0 {
-		return nil, errors.New("config: no changes")
-	}
 	before, err := Load(home, environ)
 	if err != nil {
 		return nil, err
+	}
+	return prepare(before, environ, changes)
+}
+
+// prepare merges changes into the overlay of before's home and loads the
+// result the way before was loaded (for the owner or for the agent).
+func prepare(before *Config, environ []string, changes map[string]any) (*Overlay, error) {
+	if len(changes) == 0 {
+		return nil, errors.New("config: no changes")
 	}
 	current := map[string]any{}
 	if data, ok, err := readOptional(before.Path(FileOverlay)); err != nil {
@@ -94,8 +103,8 @@ func PrepareOverlay(home string, environ []string, changes map[string]any) (*Ove
 	if err != nil {
 		return nil, fmt.Errorf("config: encode overlay: %w", err)
 	}
-	data = append([]byte("# Written by shelldon (update_config or the settings API); config.yaml is never rewritten.\n"), data...)
-	after, err := loadWith(home, environ, data)
+	data = append([]byte("# Written by shelldon (update_config, the settings API or `shelldon config set`); config.yaml is never rewritten.\n"), data...)
+	after, err := loadWith(before.Home, environ, data, before.forAgent)
 	if err != nil {
 		return nil, err
 	}

@@ -81,9 +81,9 @@ func TestCheckAgentChanges(t *testing.T) {
 	t.Parallel()
 	ok := []map[string]any{
 		{"provider": map[string]any{"model": "x"}},
-		{"provider": map[string]any{"api_key_env": "GROQ_API_KEY"}},
+		{"provider": map[string]any{"name": "groq"}},
 		{"agent": map[string]any{"max_tool_calls": 4}},
-		{"fallback": []any{map[string]any{"kind": "openai"}}},
+		{"fallback": []any{map[string]any{"name": "openai"}}},
 	}
 	for _, c := range ok {
 		if err := CheckAgentChanges(c); err != nil {
@@ -96,6 +96,8 @@ func TestCheckAgentChanges(t *testing.T) {
 		{"server": map[string]any{"listen": "0.0.0.0:7433"}},
 		{"telegram": map[string]any{"allowed_users": []any{1}}},
 		{"telegram": map[string]any{"api_base": "http://evil"}},
+		{"provider": map[string]any{"api_key_env": "GROQ_API_KEY"}},
+		{"fallback": []any{map[string]any{"kind": "openai"}}},
 		{"provider": map[string]any{"api_key_env": "TELEGRAM_BOT_TOKEN"}},
 		{"provider": map[string]any{"api_key_env": "SHELLDON_API_TOKEN"}},
 		{"provider": map[string]any{"api_key_env": "AWS_SECRET_ACCESS_KEY"}},

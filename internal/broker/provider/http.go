@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/shelldon/shelldon/internal/contracts"
@@ -22,19 +24,56 @@ const (
 var errAttemptTimeout = errors.New("attempt timed out")
 
 // HTTP sends the requests of one adapter and turns every failure into an
-// *Error that carries no secret.
+// *Error that carries no secret. It sends its key only to the key's
+// origins, and follows no redirect: Go's http.Client would carry custom
+// headers such as x-api-key to another host on a redirect, and the
+// conversation with them.
 type HTTP struct {
 	Provider string       // name used in errors
-	Client   *http.Client // never nil
+	Client   *http.Client // never nil; follows no redirect
 	Timeout  time.Duration
 	Secrets  []string // redacted from every error
+
+	key        string   // the API key, "" for a keyless provider
+	keyOrigins []string // where key may go
 }
 
+// errRedirect is what the client's CheckRedirect answers: no redirect is
+// followed, whatever its target.
+var errRedirect = errors.New("redirect not followed")
+
 // NewHTTP returns the HTTP of a provider named name, configured by cfg
-// (defaults applied).
+// (defaults applied). The client is a copy of cfg's whose CheckRedirect
+// refuses every redirect.
 func NewHTTP(name string, cfg Config) *HTTP {
 	cfg = cfg.WithDefaults()
-	return &HTTP{Provider: name, Client: cfg.HTTPClient, Timeout: cfg.Timeout, Secrets: []string{cfg.APIKey}}
+	client := *cfg.HTTPClient
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return errRedirect }
+	origins := cfg.KeyOrigins
+	if len(origins) == 0 {
+		if o, err := Origin(cfg.BaseURL); err == nil {
+			origins = []string{o}
+		}
+	}
+	return &HTTP{Provider: name, Client: &client, Timeout: cfg.Timeout, Secrets: []string{cfg.APIKey},
+		key: cfg.APIKey, keyOrigins: origins}
+}
+
+// checkKeyOrigin refuses a request that would carry the key to an origin
+// it is not bound to.
+func (h *HTTP) checkKeyOrigin(rawURL string) *Error {
+	if h.key == "" {
+		return nil
+	}
+	o, err := Origin(rawURL)
+	if err == nil && slices.Contains(h.keyOrigins, o) {
+		return nil
+	}
+	if err != nil {
+		o = "an unusable URL"
+	}
+	return NewError(h.Provider, 0, false, fmt.Sprintf("the API key is not sent to %s: it is bound to %s (the owner sets base_url and api_key_env)",
+		o, strings.Join(h.keyOrigins, ", ")), h.Secrets...)
 }
 
 // Attempt is one HTTP exchange whose reply status was 2xx. Read Body, pass
@@ -53,6 +92,9 @@ type Attempt struct {
 // reply to start and every pause in it; otherwise it bounds the whole
 // exchange. A non-2xx reply is read (capped) and returned as an *Error.
 func (h *HTTP) Do(ctx context.Context, method, url string, header http.Header, body []byte, stream bool) (*Attempt, error) {
+	if e := h.checkKeyOrigin(url); e != nil {
+		return nil, e
+	}
 	actx, cancel := context.WithCancelCause(ctx)
 	timer := time.AfterFunc(h.Timeout, func() { cancel(errAttemptTimeout) })
 	a := &Attempt{h: h, parent: ctx, ctx: actx}
@@ -77,6 +119,11 @@ func (h *HTTP) Do(ctx context.Context, method, url string, header http.Header, b
 		req.Header[k] = v
 	}
 	resp, err := h.Client.Do(req)
+	if errors.Is(err, errRedirect) && resp != nil {
+		a.stop()
+		return nil, NewError(h.Provider, resp.StatusCode, false, fmt.Sprintf("redirect to %s not followed: it would carry the key and the conversation elsewhere (set base_url to the final address)",
+			redirectTarget(resp)), h.Secrets...)
+	}
 	if err != nil {
 		e := a.Fail(err)
 		a.stop()
@@ -212,4 +259,14 @@ func (h *HTTP) Ping(ctx context.Context, url string, header http.Header) error {
 		return a.Fail(err)
 	}
 	return nil
+}
+
+// redirectTarget is the host and path a redirect points to, for the
+// owner; never its query, which may carry a token.
+func redirectTarget(resp *http.Response) string {
+	loc, err := resp.Location()
+	if err != nil {
+		return "an unreadable location"
+	}
+	return loc.Scheme + "://" + loc.Host + loc.Path
 }

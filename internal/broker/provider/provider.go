@@ -4,7 +4,9 @@
 // of one attempt and a server-sent events reader.
 //
 // Credentials live only in Config. No error built here ever carries one: every
-// message passes through Redact before it is stored.
+// message passes through Redact before it is stored. A key is sent only to
+// the origins it is bound to (KeyBinding, Config.KeyOrigins), and no request
+// follows a redirect.
 package provider
 
 import (
@@ -41,6 +43,11 @@ type Config struct {
 	APIKey  string
 	Stream  bool
 
+	// KeyOrigins are where APIKey may be sent ("https://api.anthropic.com:443",
+	// see Origin and KeyBinding): a request to any other origin is refused
+	// before it is sent. Empty means BaseURL's origin only.
+	KeyOrigins []string
+
 	// Timeout bounds one HTTP attempt. A plain reply must arrive whole
 	// within it; a streamed reply must start within it and never pause
 	// longer than it between two reads, so a long answer that keeps
@@ -52,7 +59,8 @@ type Config struct {
 	MaxTokens int
 
 	// HTTPClient sends the requests; nil means a client of the adapter's
-	// own. Its Timeout, if any, applies on top of Timeout above.
+	// own. Its Timeout, if any, applies on top of Timeout above. Its
+	// CheckRedirect is never used: no request follows a redirect.
 	HTTPClient *http.Client
 }
 

@@ -39,6 +39,9 @@ type Env struct {
 	HTTP *netguard.Client
 	// Config applies an approved update_config (the daemon).
 	Config Configurer
+	// Providers are the names of the providers the owner configured, for
+	// update_config's check; nil means not known (the daemon checks).
+	Providers []string
 }
 
 // Register adds the RISKY tools to reg.

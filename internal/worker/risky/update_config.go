@@ -22,7 +22,7 @@ type Configurer interface {
 }
 
 type updateConfigArgs struct {
-	Changes map[string]any `json:"changes" jsonschema:"the settings to change, as nested keys, e.g. {\"provider\": {\"kind\": \"anthropic\", \"model\": \"claude-sonnet-4-5\"}}"`
+	Changes map[string]any `json:"changes" jsonschema:"the settings to change, as nested keys, e.g. {\"provider\": {\"name\": \"ollama\", \"model\": \"qwen2.5:3b\"}} to switch to the configured provider named ollama"`
 }
 
 func updateConfigTool(env Env) (*worker.Tool, error) {
@@ -47,8 +47,12 @@ func updateConfigTool(env Env) (*worker.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.Guard = "the config guard (keys the agent may change)"
 	t.Check = decodeCheck(func(in updateConfigArgs) error {
 		if err := contracts.CheckAgentConfig(in.Changes); err != nil {
+			return fmt.Errorf("update_config: %w", err)
+		}
+		if err := contracts.CheckProviderNames(in.Changes, env.Providers); err != nil {
 			return fmt.Errorf("update_config: %w", err)
 		}
 		return nil
