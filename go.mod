@@ -3,6 +3,7 @@ module github.com/shelldon/shelldon
 go 1.26.8
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/google/go-cmp v0.7.0
 	github.com/google/jsonschema-go v0.4.3
 	github.com/peterh/liner v1.2.3

@@ -1,8 +1,10 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"text/tabwriter"
@@ -11,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shelldon/shelldon/internal/core"
-	"github.com/shelldon/shelldon/internal/transport/cli"
+	"github.com/shelldon/shelldon/internal/inert"
 )
 
 func (e cmdEnv) approvalsCmd() *cobra.Command {
@@ -45,15 +47,17 @@ func (e cmdEnv) approvalsCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tTOOL\tCHAT\tEXPIRES\tSUMMARY")
 			for _, v := range views {
-				first, _, _ := strings.Cut(strings.TrimPrefix(v.Summary, "Tool: "+v.Tool+"\n"), "\n")
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.ID, v.Tool, v.Chat, v.ExpiresAt.Local().Format(time.DateTime), clip(strings.TrimSpace(first), 60))
+				first, _, _ := strings.Cut(strings.TrimPrefix(v.Summary, "Tool: "+inert.Name(v.Tool)+"\n"), "\n")
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", inert.Name(v.ID), inert.Name(v.Tool), inert.Name(v.Chat),
+					v.ExpiresAt.Local().Format(time.DateTime), inert.Short(strings.TrimSpace(first), 60))
 			}
 			return tw.Flush()
 		},
 	}
+	var full bool
 	show := &cobra.Command{
 		Use:   "show ID",
-		Short: "Show one request as the owner must read it",
+		Short: "Show one request as the owner must read it (--full: every byte of its arguments)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := e.open(cmd.Context(), ForReading, slog.LevelError)
@@ -62,14 +66,17 @@ func (e cmdEnv) approvalsCmd() *cobra.Command {
 			}
 			defer a.Close()
 			v, err := a.Reader.Approval(cmd.Context(), args[0])
+			if errors.Is(err, core.ErrUnknownApproval) {
+				return exitError{code: exitFail, msg: "shelldon: no request " + inert.Name(args[0])}
+			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "Request %s (%s), %s, expires %s\n%s\n", v.ID, v.Kind, v.State,
-				v.ExpiresAt.Local().Format(time.DateTime), cli.Sanitize(v.Summary))
+			showApproval(e.stdout, v, full)
 			return nil
 		},
 	}
+	show.Flags().BoolVar(&full, "full", false, "print every argument whole, however long (escaped; a multi-line value as an indented block)")
 	decide := func(approve bool) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, args []string) error {
 			a, err := e.open(cmd.Context(), ForTurns, slog.LevelError)
@@ -81,13 +88,10 @@ func (e cmdEnv) approvalsCmd() *cobra.Command {
 				return err
 			}
 			out, err := a.Core.Decide(cmd.Context(), args[0], approve, "cli", core.Events{})
-			switch {
-			case errors.Is(err, core.ErrUnknownApproval), errors.Is(err, core.ErrAlreadyDecided), errors.Is(err, core.ErrApprovalExpired):
-				return exitError{code: exitFail, msg: "shelldon: " + err.Error()}
-			case err != nil && out.Turn == 0:
-				return err
+			if err != nil && out.Turn == 0 {
+				return decisionError(err)
 			}
-			fmt.Fprintln(e.stdout, cli.Sanitize(out.Reply))
+			fmt.Fprintln(e.stdout, inert.Text(out.Reply))
 			return err
 		}
 	}
@@ -95,4 +99,58 @@ func (e cmdEnv) approvalsCmd() *cobra.Command {
 	deny := &cobra.Command{Use: "deny ID", Short: "Deny a request: the model is told \"denied by owner\"", Args: cobra.ExactArgs(1), RunE: decide(false)}
 	cmd.AddCommand(list, show, approve, deny)
 	return cmd
+}
+
+// showApproval prints a request: the daemon's rendering (escaped again at
+// this sink) and, with full, every argument whole; without, a plain note
+// when the rendering cut an argument.
+func showApproval(w io.Writer, v core.ApprovalView, full bool) {
+	fmt.Fprintf(w, "Request %s (%s), %s, expires %s\n%s\n", inert.Name(v.ID), inert.Name(v.Kind), inert.Name(v.State),
+		v.ExpiresAt.Local().Format(time.DateTime), inert.Text(v.Summary))
+	if v.Kind == core.KindPromotion || v.Kind == core.KindSkill || v.Arguments == "" {
+		return // the rendering holds all of it
+	}
+	whole := inert.Args(v.Arguments, 0, "")
+	switch {
+	case full:
+		fmt.Fprintf(w, "\nEvery argument, whole (%s bytes of JSON):\n%s", inert.Count(len(v.Arguments)), whole)
+	case !strings.Contains(v.Summary, strings.TrimSuffix(whole, "\n")):
+		fmt.Fprintf(w, "\nPart of an argument is not shown above: shelldon approvals show %s --full shows every byte.\n", inert.Name(v.ID))
+	}
+}
+
+// decideProposal decides, as the owner at the terminal, the waiting
+// proposal of kind (core.KindPromotion, core.KindSkill) for name.
+func (e cmdEnv) decideProposal(ctx context.Context, a *App, kind, name string, approve bool) error {
+	pending, err := a.Reader.Approvals(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range pending {
+		if p.Kind == kind && p.Tool == name {
+			out, err := a.Core.Decide(ctx, p.ID, approve, "cli", core.Events{})
+			if err != nil {
+				return decisionError(err)
+			}
+			fmt.Fprintln(e.stdout, inert.Text(out.Reply))
+			return nil
+		}
+	}
+	what := "proposed tool"
+	if kind == core.KindSkill {
+		what = "draft of a skill"
+	}
+	return exitError{code: exitFail, msg: "shelldon: no " + what + " called " + inert.Name(name) + " is waiting"}
+}
+
+// decisionError is a decision that was refused (unknown, already decided,
+// expired, or no longer possible, with the reason) as the owner's failure
+// at the terminal; any other error is the system's.
+func decisionError(err error) error {
+	for _, refused := range []error{core.ErrUnknownApproval, core.ErrAlreadyDecided, core.ErrApprovalExpired, core.ErrStaleApproval} {
+		if errors.Is(err, refused) {
+			return exitError{code: exitFail, msg: "shelldon: " + inert.Text(err.Error())}
+		}
+	}
+	return err
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/shelldon/shelldon/internal/config"
 	"github.com/shelldon/shelldon/internal/core"
+	"github.com/shelldon/shelldon/internal/inert"
 	"github.com/shelldon/shelldon/internal/transport/cli"
 )
 
@@ -83,17 +84,18 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []st
 	switch {
 	case errors.As(err, &ee):
 		if ee.msg != "" {
-			fmt.Fprintln(stderr, ee.msg)
+			fmt.Fprintln(stderr, inert.Text(ee.msg))
 		}
 		return ee.code
 	case errors.As(err, &ce):
-		fmt.Fprintf(stderr, "shelldon: bad config: %v\n", err)
+		fmt.Fprintf(stderr, "shelldon: bad config: %s\n", inert.Text(err.Error()))
 		return exitConfig
 	case isUsage(err):
-		fmt.Fprintf(stderr, "shelldon: %v\nRun 'shelldon --help' for usage.\n", err)
+		fmt.Fprintf(stderr, "shelldon: %s\nRun 'shelldon --help' for usage.\n", inert.Text(err.Error()))
 		return exitConfig
 	default:
-		fmt.Fprintf(stderr, "shelldon: %v\n", err)
+		// An error may quote what the model or a file holds.
+		fmt.Fprintf(stderr, "shelldon: %s\n", inert.Text(err.Error()))
 		return exitFail
 	}
 }
@@ -236,9 +238,11 @@ func (e cmdEnv) auditCmd() *cobra.Command {
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "TIME\tCHAT\tTURN\tTOOL\tOK\tDURATION\tARGS\tRESULT")
+			// Every field is one cell of one line: a tool name the model
+			// made up is quoted and escaped, never printed raw.
 			for _, en := range entries {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%v\t%s\t%s\t%s\n", en.At.Local().Format(time.DateTime), en.Chat, en.Turn,
-					en.Tool, en.OK, en.Duration.Round(time.Millisecond), clip(en.Args, 60), clip(en.Summary, 60))
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%v\t%s\t%s\t%s\n", en.At.Local().Format(time.DateTime), inert.Name(en.Chat), en.Turn,
+					inert.Name(en.Tool), en.OK, en.Duration.Round(time.Millisecond), inert.Short(en.Args, 60), inert.Short(en.Summary, 60))
 			}
 			return tw.Flush()
 		},
@@ -246,18 +250,4 @@ func (e cmdEnv) auditCmd() *cobra.Command {
 	cmd.Flags().IntVarP(&limit, "limit", "n", 20, "how many entries")
 	cmd.Flags().StringVar(&chat, "chat", "", "only this conversation")
 	return cmd
-}
-
-func clip(s string, n int) string {
-	s = cli.Sanitize(s)
-	r := []rune(s)
-	for i, c := range r {
-		if c == '\n' || c == '\t' {
-			r[i] = ' '
-		}
-	}
-	if len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return string(r)
 }

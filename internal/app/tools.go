@@ -1,7 +1,9 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shelldon/shelldon/internal/core"
-	"github.com/shelldon/shelldon/internal/transport/cli"
+	"github.com/shelldon/shelldon/internal/inert"
 )
 
 func (e cmdEnv) toolsCmd() *cobra.Command {
@@ -42,8 +44,8 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tTIER\tRUNS\tSOURCE\tSTATE\tVERSION\tLANGUAGE\tSTRIKES")
 			for _, t := range tools {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Tier, t.Runs, t.Source, t.State,
-					dash(t.Version), orDash(t.Language), dash(t.Strikes))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", inert.Name(t.Name), t.Tier, t.Runs, t.Source, inert.Name(t.State),
+					dash(t.Version), orDash(inert.Short(t.Language, 20)), dash(t.Strikes))
 			}
 			return tw.Flush()
 		}),
@@ -54,33 +56,22 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 			t, state, err := a.Reader.FindTool(args[0])
 			switch {
 			case errors.Is(err, core.ErrNoSuchTool):
-				return exitError{code: exitFail, msg: "shelldon: no tool called " + args[0]}
+				return exitError{code: exitFail, msg: "shelldon: no tool called " + inert.Name(args[0])}
 			case err != nil:
 				return err
 			}
-			fmt.Fprintf(e.stdout, "%s version %d (%s, %s)\nDescription: %s\nParameters: %s\nCapabilities: %v\nHash: %s\nGate: %s\n--- code ---\n%s\n--- test ---\n%s\n",
-				t.Name, t.Version, t.Language, state, cli.Sanitize(t.Meta.Description), t.Meta.ParamsSchema,
-				t.Meta.Capabilities, t.Hash, cli.Sanitize(t.Gate), cli.Sanitize(t.Code), cli.Sanitize(t.Test))
+			// One-line fields escaped as one line; the gate report, code
+			// and test keep their lines.
+			fmt.Fprintf(e.stdout, "%s version %d (%s, %s)\nDescription: %s\nParameters: %s\nCapabilities: %s\nHash: %s\nGate:\n%s\n--- code (%s bytes) ---\n%s\n--- test (%s bytes) ---\n%s\n",
+				inert.Name(t.Name), t.Version, inert.Name(t.Language), inert.Name(state), inert.Line(t.Meta.Description), inert.Line(compactJSON(t.Meta.ParamsSchema)),
+				inert.Line(fmt.Sprint(t.Meta.Capabilities)), inert.Line(t.Hash), inert.Block(t.Gate, "  "),
+				inert.Count(len(t.Code)), inert.Block(t.Code, ""), inert.Count(len(t.Test)), inert.Block(t.Test, ""))
 			return nil
 		}),
 	}
 	decide := func(approve bool) func(context.Context, *App, []string) error {
 		return func(ctx context.Context, a *App, args []string) error {
-			pending, err := a.Reader.Approvals(ctx)
-			if err != nil {
-				return err
-			}
-			for _, p := range pending {
-				if p.Kind == core.KindPromotion && p.Tool == args[0] {
-					out, err := a.Core.Decide(ctx, p.ID, approve, "cli", core.Events{})
-					if err != nil {
-						return err
-					}
-					fmt.Fprintln(e.stdout, out.Reply)
-					return nil
-				}
-			}
-			return exitError{code: exitFail, msg: "shelldon: no proposed tool called " + args[0] + " is waiting"}
+			return e.decideProposal(ctx, a, core.KindPromotion, args[0], approve)
 		}
 	}
 	action := func(name string) func(context.Context, *App, []string) error {
@@ -89,7 +80,7 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(e.stdout, msg)
+			fmt.Fprintln(e.stdout, inert.Text(msg))
 			return nil
 		}
 	}
@@ -116,4 +107,13 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// compactJSON is raw JSON on one line, or raw itself when it is not JSON.
+func compactJSON(raw []byte) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
 }

@@ -4,96 +4,56 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/shelldon/shelldon/internal/contracts"
-	"github.com/shelldon/shelldon/internal/hidden"
+	"github.com/shelldon/shelldon/internal/inert"
 	"github.com/shelldon/shelldon/internal/selfcode"
 )
 
-// Escape shows every character that could hide or disguise text as a
-// visible escape: control characters (newlines and tabs too, so one value
-// stays one line), zero-width characters, and bidirectional controls.
-func Escape(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		switch {
-		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case hidden.Describe(r) != "":
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// Escape shows s as one line with every character that could hide or
+// disguise text as a visible escape (inert.Line): control characters
+// (newlines and tabs too), zero-width, bidirectional and other invisible
+// characters, invalid bytes; a backslash is doubled.
+func Escape(s string) string { return inert.Line(s) }
 
-// Bound keeps a long value readable: its head and tail around the size.
+// maxArg bounds each argument on a card, in bytes of the value.
+const maxArg = 2000
+
+// fullHint is how the owner sees every byte of request id's arguments.
+func fullHint(id string) string { return "`shelldon approvals show " + id + " --full` shows all" }
+
+// Bound keeps a long value readable: its head and tail around a note that
+// says which bytes are not shown.
 func Bound(s string, max int) string {
-	if len(s) <= max {
+	head, tail, cut := inert.Cut(s, max)
+	if !cut {
 		return s
 	}
-	head, tail := max*2/3, max/3
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
-	}
-	start := len(s) - tail
-	for start < len(s) && !utf8.RuneStart(s[start]) {
-		start++
-	}
-	return fmt.Sprintf("%s … [%d bytes in all, %d not shown] … %s", s[:head], len(s), start-head, s[start:])
+	return head + " … " + inert.Note(len(head), len(s)-len(tail), len(s), "") + " … " + tail
 }
 
-// RenderArgs shows a call's canonical arguments one per line, escaped and
-// bounded, in key order.
-func RenderArgs(args string) string {
-	var m map[string]any
-	if err := json.Unmarshal([]byte(args), &m); err != nil {
-		return "  arguments: " + Bound(Escape(args), 2000) + "\n"
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		v, ok := m[k].(string)
-		if !ok {
-			raw, _ := json.Marshal(m[k])
-			v = string(raw)
-		}
-		fmt.Fprintf(&b, "  %s: %s\n", Escape(k), Bound(Escape(v), 2000))
-	}
-	return b.String()
-}
+// RenderArgs shows a call's canonical arguments one per key, in key order,
+// escaped (inert.Args): a long one as its head and tail around a note
+// saying which bytes are not shown and how to see them all.
+// Presenters show every byte with inert.Args(args, 0, "").
+func RenderArgs(args string) string { return inert.Args(args, maxArg, fullHint("ID")) }
 
-// render is the owner's view of a parked call, built by the daemon from the
-// normalized call: the tool, each argument escaped and bounded, the
+// render is the owner's view of parked call id, built by the daemon from
+// the normalized call: the tool, each argument escaped and bounded, the
 // daemon's own facts about it (describe), and the model's words labeled as
 // such.
-func render(ctx context.Context, p contracts.Pending, describe func(context.Context, contracts.ToolCall) []string) string {
+func render(ctx context.Context, id string, p contracts.Pending, describe func(context.Context, contracts.ToolCall) []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Tool: %s\n", p.Call.Name)
-	b.WriteString(RenderArgs(p.Call.Arguments))
+	fmt.Fprintf(&b, "Tool: %s\n", inert.Name(p.Call.Name))
+	b.WriteString(inert.Args(p.Call.Arguments, maxArg, fullHint(id)))
 	if describe != nil {
 		for _, line := range describe(ctx, p.Call) {
 			b.WriteString(Escape(line) + "\n")
 		}
 	}
 	if t := strings.TrimSpace(p.ModelText); t != "" {
-		b.WriteString("The model's words (not shelldon's): " + Bound(Escape(t), 500) + "\n")
+		b.WriteString("The model's words (not shelldon's): " + Escape(Bound(t, 500)) + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -107,7 +67,7 @@ func ParkedReply(v View) string {
 // renderPromotion is the owner's view of a proposed tool: all of it, escaped.
 func renderPromotion(m selfcode.Manifest, p contracts.Proposal) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "New tool: %s (version %d, %s)\n", m.Name, m.Version, m.Language)
+	fmt.Fprintf(&b, "New tool: %s (version %d, %s)\n", inert.Name(m.Name), m.Version, inert.Name(m.Language))
 	fmt.Fprintf(&b, "Description: %s\n", Escape(p.Description))
 	fmt.Fprintf(&b, "Parameters: %s\n", Escape(string(p.Parameters)))
 	caps := "none"
@@ -122,11 +82,5 @@ func renderPromotion(m selfcode.Manifest, p contracts.Proposal) string {
 	return b.String()
 }
 
-// escapeLines escapes each line of source but keeps the lines.
-func escapeLines(src string) string {
-	lines := strings.Split(src, "\n")
-	for i, l := range lines {
-		lines[i] = Escape(l)
-	}
-	return strings.Join(lines, "\n")
-}
+// escapeLines escapes each line of source but keeps the lines (and tabs).
+func escapeLines(src string) string { return inert.Block(src, "") }

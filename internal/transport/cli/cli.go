@@ -1,7 +1,8 @@
 // Package cli is the terminal transport: an interactive chat with line
 // editing and history, tool calls shown as they happen, and Ctrl-C that
 // cancels the running turn rather than the program; and a one-shot mode for
-// scripts. It reaches the agent only through the core's Send.
+// scripts. It reaches the agent only through the core's Send. Everything
+// the model, a tool or a request carries is shown through package inert.
 package cli
 
 import (
@@ -20,6 +21,7 @@ import (
 
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/core"
+	"github.com/shelldon/shelldon/internal/inert"
 )
 
 // Chatter runs a turn.
@@ -53,10 +55,11 @@ func (t *Terminal) Once(ctx context.Context, text string) (core.Outcome, error) 
 	show := &display{w: t.Err}
 	out, err := t.Chat.Send(ctx, t.name(), text, core.Events{Tool: show.tool})
 	if out.Reply != "" {
-		fmt.Fprintln(t.Out, Sanitize(out.Reply))
+		fmt.Fprintln(t.Out, inert.Text(out.Reply))
 	}
 	for _, a := range out.Approvals {
-		fmt.Fprintf(t.Err, "Decide with: shelldon approvals approve %s   (or deny %s)\n", a.ID, a.ID)
+		id := inert.Name(a.ID)
+		fmt.Fprintf(t.Err, "Decide with: shelldon approvals approve %s   (or deny %s)\n", id, id)
 	}
 	return out, err
 }
@@ -111,9 +114,9 @@ func (t *Terminal) Run(ctx context.Context) error {
 			a := out.Approvals[0]
 			if !strings.Contains(out.Reply, a.Summary) {
 				// A proposed tool: show the owner everything before asking.
-				fmt.Fprintf(t.Out, "\n%s\n\n", Sanitize(a.Summary))
+				fmt.Fprintf(t.Out, "\n%s\n\n", inert.Text(a.Summary))
 			}
-			answer, err := read(fmt.Sprintf("Approve request %s (%s)? [y/N] ", a.ID, a.Tool))
+			answer, err := read(fmt.Sprintf("Approve request %s (%s)? [y/N] ", inert.Name(a.ID), inert.Name(a.Tool)))
 			if err != nil && !errors.Is(err, liner.ErrPromptAborted) {
 				return nil
 			}
@@ -147,7 +150,7 @@ func (t *Terminal) turn(ctx context.Context, ints <-chan os.Signal, run func(con
 	close(done)
 	show.finish(out.Reply)
 	if err != nil && out.Reply == "" {
-		fmt.Fprintf(t.Err, "error: %v\n", err)
+		fmt.Fprintf(t.Err, "error: %s\n", inert.Text(err.Error()))
 	}
 	return out
 }
@@ -224,7 +227,7 @@ func (d *display) text(delta string) {
 		fmt.Fprint(d.w, "shelldon> ")
 	}
 	d.streamed.WriteString(delta)
-	fmt.Fprint(d.w, Sanitize(delta))
+	fmt.Fprint(d.w, inert.Text(delta))
 	d.midLine = !strings.HasSuffix(delta, "\n")
 }
 
@@ -238,13 +241,13 @@ func (d *display) tool(ev contracts.ToolEvent) {
 	d.streamed.Reset()
 	switch ev.Phase {
 	case contracts.PhaseStart:
-		fmt.Fprintf(d.w, "  ⚙ %s %s\n", ev.Tool, oneLine(ev.Arguments, 120))
+		fmt.Fprintf(d.w, "  ⚙ %s %s\n", inert.Name(ev.Tool), preview(ev.Arguments, 120))
 	case contracts.PhaseEnd:
 		mark := "✓"
 		if !ev.OK {
 			mark = "✗"
 		}
-		fmt.Fprintf(d.w, "  %s %s (%s) %s\n", mark, ev.Tool, shortDuration(ev.Duration), oneLine(ev.Summary, 100))
+		fmt.Fprintf(d.w, "  %s %s (%s) %s\n", mark, inert.Name(ev.Tool), shortDuration(ev.Duration), preview(ev.Summary, 100))
 	}
 }
 
@@ -258,28 +261,7 @@ func (d *display) finish(reply string) {
 	if reply == "" || strings.TrimSpace(d.streamed.String()) == strings.TrimSpace(reply) {
 		return
 	}
-	fmt.Fprintf(d.w, "shelldon> %s\n", Sanitize(reply))
-}
-
-// Sanitize makes text safe to print on a terminal: escape sequences and
-// other control characters (which could rewrite the screen or the title, or
-// hide text) are shown escaped, as are bidirectional overrides. Newlines and
-// tabs stay.
-func Sanitize(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\n' || r == '\t':
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			fmt.Fprintf(&b, "\\x%02x", r)
-		case (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f:
-			fmt.Fprintf(&b, "\\u%04x", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	fmt.Fprintf(d.w, "shelldon> %s\n", inert.Text(reply))
 }
 
 func shortDuration(d time.Duration) string {
@@ -289,10 +271,8 @@ func shortDuration(d time.Duration) string {
 	return d.Round(time.Millisecond).String()
 }
 
-func oneLine(s string, max int) string {
-	s = Sanitize(strings.Join(strings.Fields(s), " "))
-	if r := []rune(s); len(r) > max {
-		return string(r[:max]) + "…"
-	}
-	return s
+// preview is a value on one line of at most max characters: runs of white
+// space made one space, everything else as inert.Short shows it.
+func preview(s string, max int) string {
+	return inert.Short(strings.Join(strings.Fields(s), " "), max)
 }

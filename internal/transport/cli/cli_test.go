@@ -12,6 +12,7 @@ import (
 
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/core"
+	"github.com/shelldon/shelldon/internal/inert"
 )
 
 // fakeChat answers each message; a message "slow" blocks until its turn is
@@ -121,25 +122,53 @@ func TestOnceSeparatesReplyAndToolCalls(t *testing.T) {
 	}
 }
 
-func TestSanitize(t *testing.T) {
+// hostileChat sends a made-up tool name full of escape sequences, streams
+// hostile text and parks a request whose tool name is hostile too.
+type hostileChat struct{}
+
+const fakeCard = "\x1b[2J\x1b[H\x1b]0;shelldon\x07  ✓ get_time (1ms) ok\r\x1b[1A\u202e"
+
+func (hostileChat) Send(_ context.Context, _, _ string, ev core.Events) (core.Outcome, error) {
+	ev.Tool(contracts.ToolEvent{Phase: contracts.PhaseStart, Tool: fakeCard, Arguments: "{\"x\":\"\x1b[8m\"}"})
+	ev.Tool(contracts.ToolEvent{Phase: contracts.PhaseEnd, Tool: fakeCard, Summary: "unknown tool \u009b2J\xff\xfe"})
+	ev.Text("Sure\x1b[2K\rhidden\b\b\u2066x\u2069\u200b")
+	a := core.ApprovalView{ID: "req1", Tool: "run\x1b[8m_shell", Summary: "Tool: run_shell\n  command: rm -rf ~"}
+	return core.Outcome{Reply: "Sure\x1b[2K\rhidden\b\b\u2066x\u2069\u200b", Approvals: []core.ApprovalView{a}}, nil
+}
+
+// TestHostileTurnIsInert: a turn's tool lines, streamed text, card and
+// prompt reach the terminal with every control, bidi and zero-width
+// character escaped, and the card whole.
+func TestHostileTurnIsInert(t *testing.T) {
 	t.Parallel()
-	cases := map[string]struct{ in, want string }{
-		"plain":           {"hello\n\tworld", "hello\n\tworld"},
-		"clear screen":    {"\x1b[2J\x1b[H", `\x1b[2J\x1b[H`},
-		"set title":       {"\x1b]0;pwned\x07", `\x1b]0;pwned\x07`},
-		"carriage return": {"ok\rFAKE", `ok\x0dFAKE`},
-		"C1 CSI":          {"\u009b31m", `\x9b31m`},
-		"bidi override":   {"abc\u202edcba", `abc\u202edcba`},
-		"bidi isolate":    {"\u2066x\u2069", `\u2066x\u2069`},
-		"backspace":       {"secret\b\b\b\b\b\b", `secret\x08\x08\x08\x08\x08\x08`},
-		"unicode stays":   {"ünïcødé 日本 🐢", "ünïcødé 日本 🐢"},
-		"delete":          {"a\x7fb", `a\x7fb`},
+	var out syncBuffer
+	decider := deciderFunc(func() (core.Outcome, error) { return core.Outcome{Reply: "done"}, nil })
+	term := &Terminal{Chat: hostileChat{}, Decider: decider, In: strings.NewReader("go\nn\n"), Out: &out, Err: &out,
+		Interrupts: make(chan os.Signal)}
+	if err := term.Run(context.Background()); err != nil {
+		t.Fatal(err)
 	}
-	for name, tc := range cases {
-		if got := Sanitize(tc.in); got != tc.want {
-			t.Errorf("%s: Sanitize(%q) = %q, want %q", name, tc.in, got, tc.want)
+	s := out.String()
+	if bad := inert.Raw(s, false); bad != "" {
+		t.Fatalf("raw %s on the terminal:\n%q", bad, s)
+	}
+	for _, want := range []string{
+		`⚙ "\x1b[2J\x1b[H\x1b]0;shelldon\x07  ✓ get_time (1ms) ok\r\x1b[1A…" {"x":"\x1b[8m"}`,
+		`✗ "\x1b[2J`, `unknown tool \u009b2J\xff\xfe`,
+		`Sure\x1b[2K\rhidden\x08\x08\u2066x\u2069\u200b`,
+		"Tool: run_shell\n  command: rm -rf ~",
+		`Approve request req1 ("run\x1b[8m_shell")? [y/N]`,
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("terminal lacks %q:\n%s", want, s)
 		}
 	}
+}
+
+type deciderFunc func() (core.Outcome, error)
+
+func (f deciderFunc) Decide(context.Context, string, bool, string, core.Events) (core.Outcome, error) {
+	return f()
 }
 
 type syncBuffer struct {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shelldon/shelldon/internal/core"
+	"github.com/shelldon/shelldon/internal/inert"
 )
 
 const (
@@ -48,35 +49,41 @@ func parseCallback(data string) (id string, approve, ok bool) {
 }
 
 // sendCard shows a request with Approve and Deny buttons. The card holds
-// the daemon's rendering (Summary) only, escaped, in <pre>; a long one is
-// cut there and sent whole as a file first.
+// the daemon's rendering (Summary) only, escaped, in <pre>. When the card
+// cannot hold every byte the owner approves (a long rendering is cut
+// here, or the daemon cut a long argument), the whole request is sent
+// first as a file: the rendering and, for a tool call, every argument
+// whole.
 func (b *Bot) sendCard(ctx context.Context, id int64, a core.ApprovalView) {
-	limit, title := cardInline, "🔐 <b>Approval needed</b>: <code>"+escapeHTML(a.Tool)+"</code>"
-	if a.Kind == core.KindPromotion {
-		limit, title = promotionInline, "🧩 <b>New tool to approve</b>: <code>"+escapeHTML(a.Tool)+"</code>"
+	limit, title, what := cardInline, "🔐 <b>Approval needed</b>: <code>"+escapeHTML(inert.Name(a.Tool))+"</code>", "the whole request, every argument whole"
+	switch a.Kind {
+	case core.KindPromotion:
+		limit, title, what = promotionInline, "🧩 <b>New tool to approve</b>: <code>"+escapeHTML(inert.Name(a.Tool))+"</code>", "the full proposal: code, test and gate report"
+	case core.KindSkill:
+		limit, title, what = promotionInline, "📘 <b>Skill to approve</b> (drafted by the agent, not in use until you approve): <code>"+escapeHTML(inert.Name(a.Tool))+"</code>", "the whole draft"
 	}
 	body := escapeHTML(a.Summary)
+	full, argsCut := wholeRequest(a)
 	var note string
-	if utf16Len(body) > limit {
-		head, _ := headLines(a.Summary, limit)
-		body = fitEscaped(head, limit) + "\n…"
-		note = "\nThe card shows the start; tool.txt above holds all of it."
-		what := "the full request"
-		if a.Kind == core.KindPromotion {
-			what = "the full proposal: code, test and gate report"
+	if cardCut := utf16Len(body) > limit; cardCut || argsCut {
+		if cardCut {
+			head, _ := headLines(a.Summary, limit)
+			body = fitEscaped(head, limit) + "\n…"
 		}
-		if err := b.sendDocument(ctx, id, "tool.txt", a.Summary, fmt.Sprintf("Request %s (%s): %s.", a.ID, a.Tool, what)); err != nil {
-			note = "\nThe card shows the start; the full text could not be sent (shelldon approvals show " + escapeHTML(a.ID) + ")."
+		note = "\nThe card does not show all of it; tool.txt above holds every byte."
+		caption := fmt.Sprintf("Request %s (%s): %s.", inert.Name(a.ID), inert.Name(a.Tool), what)
+		if err := b.sendDocument(ctx, id, "tool.txt", full, caption); err != nil {
+			note = "\nThe card does not show all of it, and the whole could not be sent: <code>shelldon approvals show " + escapeHTML(inert.Name(a.ID)) + " --full</code> shows every byte."
 		}
 	}
 	text := fmt.Sprintf("%s\n<pre>%s</pre>\nRequest <code>%s</code>, expires %s.%s",
-		title, body, escapeHTML(a.ID), a.ExpiresAt.Local().Format("Jan 2 15:04"), note)
+		title, body, escapeHTML(inert.Name(a.ID)), a.ExpiresAt.Local().Format("Jan 2 15:04"), note)
 	var kb *keyboard
 	ap, err1 := callbackData(approvePrefix, a.ID)
 	dn, err2 := callbackData(denyPrefix, a.ID)
 	if err := errors.Join(err1, err2); err != nil {
 		b.log.Error("telegram: a request cannot have buttons", "err", err)
-		text += "\nDecide with: <code>shelldon approvals approve " + escapeHTML(a.ID) + "</code> (or deny)."
+		text += "\nDecide with: <code>shelldon approvals approve " + escapeHTML(inert.Name(a.ID)) + "</code> (or deny)."
 	} else {
 		kb = &keyboard{InlineKeyboard: [][]button{{{Text: "✅ Approve", CallbackData: ap}, {Text: "❌ Deny", CallbackData: dn}}}}
 	}
@@ -85,6 +92,19 @@ func (b *Bot) sendCard(ctx context.Context, id int64, a core.ApprovalView) {
 		b.carded[a.ID] = true
 		b.mu.Unlock()
 	}
+}
+
+// wholeRequest is the text of a request's file: the daemon's rendering
+// and, for a tool call, every argument whole (escaped as on the card);
+// argsCut tells whether the rendering left part of an argument out.
+func wholeRequest(a core.ApprovalView) (text string, argsCut bool) {
+	if a.Kind == core.KindPromotion || a.Kind == core.KindSkill || a.Arguments == "" {
+		return inert.Text(a.Summary), false
+	}
+	args := inert.Args(a.Arguments, 0, "")
+	text = fmt.Sprintf("%s\n\n--- every argument, whole (%s bytes of JSON) ---\n%s", inert.Text(a.Summary), inert.Count(len(a.Arguments)), args)
+	// The daemon's rendering ends without the last newline.
+	return text, !strings.Contains(a.Summary, strings.TrimSuffix(args, "\n"))
 }
 
 // onPress handles a button press. A stranger's press is answered "not
@@ -180,6 +200,8 @@ func decidedState(approve bool, err error) string {
 		return "Already decided"
 	case errors.Is(err, core.ErrUnknownApproval):
 		return "❔ No such request"
+	case errors.Is(err, core.ErrStaleApproval):
+		return "⚠️ Approved, but it can no longer be carried out (see below)"
 	}
 	return "⚠️ Something went wrong (see below); /pending shows what still waits"
 }

@@ -356,6 +356,7 @@ type fakeCore struct {
 	executed map[string]int
 	pending  []core.ApprovalView
 	expired  map[string]bool
+	failing  map[string]error // id -> the error Decide returns for it
 	tools    []core.ToolView
 	audit    []store.AuditEntry
 	reply    func(ctx context.Context, chat, text string) (core.Outcome, error)
@@ -363,7 +364,7 @@ type fakeCore struct {
 }
 
 func newFakeCore() *fakeCore {
-	return &fakeCore{executed: map[string]int{}, expired: map[string]bool{},
+	return &fakeCore{executed: map[string]int{}, expired: map[string]bool{}, failing: map[string]error{},
 		tools: []core.ToolView{
 			{Name: "write_file", Tier: "risky", Runs: "worker", Source: "builtin", State: "live"},
 			{Name: "word_count", Tier: "free", Runs: "sandbox", Source: "self", State: "quarantined", Version: 3, Strikes: 2},
@@ -399,6 +400,9 @@ func (c *fakeCore) Decide(ctx context.Context, id string, approve bool, by strin
 	defer c.mu.Unlock()
 	if c.expired[id] {
 		return core.Outcome{}, core.ErrApprovalExpired
+	}
+	if err := c.failing[id]; err != nil {
+		return core.Outcome{}, err
 	}
 	i := slices.IndexFunc(c.pending, func(a core.ApprovalView) bool { return a.ID == id })
 	if i < 0 {

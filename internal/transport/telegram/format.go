@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/shelldon/shelldon/internal/inert"
 )
 
 const (
@@ -17,13 +19,11 @@ const (
 	captionMax = 1000
 )
 
-// escapeHTML makes s safe as text in a parse_mode HTML message: the three
-// characters Telegram's parser reads as markup are escaped, and invalid
-// UTF-8, which the API refuses, is replaced.
-func escapeHTML(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	return htmlEscaper.Replace(s)
-}
+// escapeHTML makes s safe as text in a parse_mode HTML message
+// (inert.HTML): controls, bidirectional, zero-width and other invisible
+// characters and invalid bytes are shown escaped, and the three characters
+// Telegram's parser reads as markup are entities.
+func escapeHTML(s string) string { return inert.HTML(s) }
 
 var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
@@ -57,7 +57,7 @@ func utf16Len(s string) int {
 // fitEscaped escapes s, cut (with an ellipsis) so that the result is at
 // most max UTF-16 code units. It never cuts inside an entity.
 func fitEscaped(s string, max int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = inert.Text(s)
 	n := 0
 	for _, r := range s {
 		n += escapedLen(r)
@@ -90,7 +90,7 @@ func isFence(line string) bool {
 // own: a <pre> block cut in two is closed and reopened, and no entity is
 // ever split, since each piece is escaped on its own.
 func formatText(text string, limit int) []string {
-	text = strings.ReplaceAll(text, "\r\n", "\n")
+	text = inert.Text(strings.ReplaceAll(text, "\r\n", "\n"))
 	text = strings.TrimRightFunc(strings.TrimLeft(text, "\n"), unicode.IsSpace)
 	var p packer
 	p.limit = limit
@@ -111,7 +111,7 @@ func formatText(text string, limit int) []string {
 // cutLine cuts a line whose escaped form is longer than max into pieces
 // that fit, between characters.
 func cutLine(line string, max int) []string {
-	line = strings.ToValidUTF8(line, "\uFFFD")
+	line = inert.Text(line)
 	n := 0
 	for _, r := range line {
 		n += escapedLen(r)
@@ -200,9 +200,10 @@ func headLines(s string, max int) (string, bool) {
 	return s[:cut], true
 }
 
-// oneLine flattens s to one line of at most max runes.
+// oneLine flattens s to one line of at most max runes, everything
+// escaped as inert.Text shows it.
 func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = inert.Text(strings.Join(strings.Fields(s), " "))
 	if utf8.RuneCountInString(s) <= max {
 		return s
 	}

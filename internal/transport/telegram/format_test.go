@@ -90,7 +90,7 @@ func TestFormatTextEdges(t *testing.T) {
 		"a\r\nb":                 {"a\nb"},
 		"```\n```":               nil,
 		"x\n```\nunclosed <pre>": {"x\n<pre>unclosed &lt;pre&gt;</pre>"},
-		"bad \xff utf8":          {"bad \uFFFD utf8"},
+		"bad \xff utf8":          {`bad \xff utf8`},
 	} {
 		got := formatText(in, maxMessage)
 		if fmt.Sprint(got) != fmt.Sprint(want) {

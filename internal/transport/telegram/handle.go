@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/shelldon/shelldon/internal/core"
+	"github.com/shelldon/shelldon/internal/inert"
 )
 
 // commands are registered with setMyCommands and routed by onMessage.
@@ -140,7 +141,7 @@ func (b *Bot) toolsText(ctx context.Context) string {
 	var s strings.Builder
 	s.WriteString("Tools:\n```\n")
 	for _, t := range list {
-		line := fmt.Sprintf("%-13s %-5s %-7s %-7s %s", t.Name, t.Tier, t.Runs, t.Source, t.State)
+		line := fmt.Sprintf("%-13s %-5s %-7s %-7s %s", inert.Name(t.Name), t.Tier, t.Runs, t.Source, t.State)
 		if t.Version > 0 {
 			line += fmt.Sprintf(" v%d", t.Version)
 		}
@@ -172,7 +173,7 @@ func (b *Bot) auditText(ctx context.Context) string {
 		if !e.OK {
 			mark = "FAIL"
 		}
-		line := fmt.Sprintf("%s %s %s %s %s", e.At.Local().Format("01-02 15:04"), mark, e.Kind, e.Tool, e.Summary)
+		line := fmt.Sprintf("%s %s %s %s %s", e.At.Local().Format("01-02 15:04"), mark, inert.Name(e.Kind), inert.Name(e.Tool), e.Summary)
 		s.WriteString(oneLine(line, 300) + "\n")
 	}
 	s.WriteString("```")
@@ -226,9 +227,12 @@ func (b *Bot) deliver(ctx context.Context, id int64, out core.Outcome, err error
 	if err != nil {
 		b.log.Error("telegram: turn failed", "chat", chatName(id), "turn", out.Turn, "err", err)
 		if reply == "" {
-			if errors.Is(err, core.ErrBadInput) {
+			switch {
+			case errors.Is(err, core.ErrBadInput):
 				reply = "I cannot take that message: " + err.Error()
-			} else {
+			case errors.Is(err, core.ErrStaleApproval):
+				reply = "Approved, but not carried out: " + err.Error()
+			default:
 				reply = "Sorry, this turn failed inside shelldon: " + err.Error()
 			}
 		}

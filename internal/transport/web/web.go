@@ -24,11 +24,16 @@ type Chatter interface {
 	Send(ctx context.Context, chat, text string, ev core.Events) (core.Outcome, error)
 }
 
-// Approver lists and decides the owner's approval requests.
+// Approver lists, shows and decides the owner's approval requests.
 type Approver interface {
 	Approvals(ctx context.Context) ([]core.ApprovalView, error)
+	// Approval returns one request, in any state, with its whole
+	// arguments; core.ErrUnknownApproval when there is none.
+	Approval(ctx context.Context, id string) (core.ApprovalView, error)
 	Decide(ctx context.Context, id string, approve bool, by string, ev core.Events) (core.Outcome, error)
 }
+
+var _ Approver = (*core.Core)(nil)
 
 // ToolLister lists the built-in and self-coded tools.
 type ToolLister interface {
@@ -92,6 +97,7 @@ func New(opts Options) (*Server, error) {
 	mux.Handle("POST /api/settings", s.auth(http.HandlerFunc(s.postSettings)))
 	mux.Handle("GET /api/tools/{name}", s.auth(http.HandlerFunc(s.getTool)))
 	mux.Handle("POST /api/tools/{name}/{action}", s.auth(http.HandlerFunc(s.postToolAction)))
+	mux.Handle("GET /api/approvals/{id}", s.auth(http.HandlerFunc(s.getApproval)))
 	mux.Handle("POST /api/approvals/{id}", s.auth(http.HandlerFunc(s.postApproval)))
 	mux.Handle("/api/", s.auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
@@ -194,6 +200,24 @@ func (s *Server) getApprovals(w http.ResponseWriter, r *http.Request) {
 		list = []core.ApprovalView{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"approvals": list})
+}
+
+// getApproval returns one request as data: the daemon's rendering
+// (summary) and every byte of its canonical arguments (arguments), as JSON
+// strings and nothing more; a client that shows them escapes them for its
+// own screen.
+func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
+	v, err := s.appr.Approval(r.Context(), r.PathValue("id"))
+	switch {
+	case errors.Is(err, core.ErrUnknownApproval):
+		writeError(w, http.StatusNotFound, "not_found", "no such approval request")
+		return
+	case err != nil:
+		s.log.Error("read approval", "err", err)
+		writeError(w, http.StatusInternalServerError, "internal", "could not read the approval request")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"approval": v})
 }
 
 func (s *Server) getTools(w http.ResponseWriter, r *http.Request) {
@@ -308,6 +332,11 @@ func (s *Server) postApproval(w http.ResponseWriter, r *http.Request) {
 		return
 	case errors.Is(err, core.ErrApprovalExpired):
 		writeError(w, http.StatusConflict, "expired", "this request has expired")
+		return
+	case errors.Is(err, core.ErrStaleApproval):
+		// Decided, but no longer possible (a proposed tool changed since
+		// the owner saw it): the reason is the owner's to read.
+		writeError(w, http.StatusConflict, "stale", err.Error())
 		return
 	case err != nil && out.Turn == 0:
 		s.log.Error("decide", "err", err)

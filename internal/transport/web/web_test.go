@@ -36,6 +36,21 @@ func (f *fakeCore) Send(_ context.Context, chat, text string, _ core.Events) (co
 
 func (f *fakeCore) Approvals(context.Context) ([]core.ApprovalView, error) { return nil, nil }
 
+// bigCommand is a 6 KiB command with its dangerous part in the middle.
+var bigCommand = strings.Repeat("a", 3000) + "\x1b[2J; rm -rf ~ \u202e" + strings.Repeat("b", 3000)
+
+func (f *fakeCore) Approval(_ context.Context, id string) (core.ApprovalView, error) {
+	switch id {
+	case "big":
+		args, _ := json.Marshal(map[string]string{"command": bigCommand})
+		return core.ApprovalView{ID: id, Kind: "tool_call", Tool: "run_shell", Arguments: string(args),
+			Summary: "Tool: run_shell\n  command: aaa … [bytes not shown] … bbb", State: "pending"}, nil
+	case "broken":
+		return core.ApprovalView{}, errors.New("store: disk I/O error")
+	}
+	return core.ApprovalView{}, core.ErrUnknownApproval
+}
+
 func (f *fakeCore) Decide(_ context.Context, id string, approve bool, _ string, _ core.Events) (core.Outcome, error) {
 	switch id {
 	case "gone":
@@ -44,6 +59,10 @@ func (f *fakeCore) Decide(_ context.Context, id string, approve bool, _ string, 
 		return core.Outcome{}, core.ErrAlreadyDecided
 	case "late":
 		return core.Outcome{}, core.ErrApprovalExpired
+	case "stale":
+		return core.Outcome{}, fmt.Errorf("%w: the staged tool shout changed since you saw it", core.ErrStaleApproval)
+	case "broken":
+		return core.Outcome{}, errors.New("approvals: record the decision on broken: disk I/O error")
 	}
 	return core.Outcome{Turn: 9, Reply: fmt.Sprintf("decided %s %v", id, approve)}, nil
 }
@@ -221,6 +240,8 @@ func TestApprovalsAPI(t *testing.T) {
 		{"gone", `{"approve":true}`, 404},
 		{"done", `{"approve":true}`, 409},
 		{"late", `{"approve":false}`, 409},
+		{"stale", `{"approve":true}`, 409},
+		{"broken", `{"approve":true}`, 500},
 	}
 	for _, tc := range cases {
 		if status, out := do(t, srv, "POST", "/api/approvals/"+tc.id, auth, tc.body); status != tc.status {
@@ -229,5 +250,43 @@ func TestApprovalsAPI(t *testing.T) {
 	}
 	if status, _ := do(t, srv, "POST", "/api/approvals/abc", nil, `{"approve":true}`); status != 401 {
 		t.Errorf("decision without a token: %d", status)
+	}
+	// A stale request answers with its reason; a storage failure is never
+	// "already decided".
+	_, out := do(t, srv, "POST", "/api/approvals/stale", auth, `{"approve":true}`)
+	if e, _ := out["error"].(map[string]any); e["code"] != "stale" || !strings.Contains(fmt.Sprint(e["message"]), "changed since you saw it") {
+		t.Errorf("stale: %v", out)
+	}
+	_, out = do(t, srv, "POST", "/api/approvals/broken", auth, `{"approve":true}`)
+	if e, _ := out["error"].(map[string]any); e["code"] != "internal" || strings.Contains(fmt.Sprint(e["message"]), "already decided") {
+		t.Errorf("storage failure: %v", out)
+	}
+}
+
+// TestApprovalReturnsEveryByte: GET /api/approvals/{id} returns the whole
+// canonical arguments as data, a JSON string unescaped beyond JSON.
+func TestApprovalReturnsEveryByte(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, &fakeCore{})
+	auth := map[string]string{"Authorization": "Bearer " + token}
+	status, out := do(t, srv, "GET", "/api/approvals/big", auth, "")
+	if status != 200 {
+		t.Fatalf("get: %d %v", status, out)
+	}
+	a, _ := out["approval"].(map[string]any)
+	var args map[string]string
+	if err := json.Unmarshal([]byte(fmt.Sprint(a["arguments"])), &args); err != nil || args["command"] != bigCommand {
+		t.Fatalf("arguments are not the whole command (%v): %.200v", err, a["arguments"])
+	}
+	if a["summary"] == nil || a["tool"] != "run_shell" || a["id"] != "big" {
+		t.Errorf("approval = %.300v", a)
+	}
+	for id, want := range map[string]int{"nosuch": 404, "broken": 500} {
+		if status, out := do(t, srv, "GET", "/api/approvals/"+id, auth, ""); status != want {
+			t.Errorf("GET %s: %d %v, want %d", id, status, out, want)
+		}
+	}
+	if status, _ := do(t, srv, "GET", "/api/approvals/big", nil, ""); status != 401 {
+		t.Errorf("without a token: %d", status)
 	}
 }
