@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
 
 	"github.com/shelldon/shelldon/internal/broker"
 	"github.com/shelldon/shelldon/internal/broker/anthropic"
@@ -27,6 +28,8 @@ import (
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/core/store"
+	"github.com/shelldon/shelldon/internal/hidden"
+	"github.com/shelldon/shelldon/internal/inert"
 	"github.com/shelldon/shelldon/internal/redact"
 	"github.com/shelldon/shelldon/internal/sandbox"
 	"github.com/shelldon/shelldon/internal/selfcode"
@@ -169,6 +172,7 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 		Skills:        skillStore{lib: skills},
 		SandboxLayers: tier.InPlace(),
 		Strikes:       cfg.Selfcode.Strikes,
+		Providers:     providerNames(cfg),
 		System:        cfg.Agent.SystemPrompt,
 		Workspace:     cfg.Workspace,
 		Workers:       cfg.Agent.Workers,
@@ -180,6 +184,13 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 		return nil, err
 	}
 	a.Core, a.Reader = c, c.Reader
+	if mode == ForDaemon {
+		if n, err := reviewAgentSkills(ctx, cfg, c, skills); err != nil {
+			log.Error("review the skills the agent wrote", "err", err)
+		} else if n > 0 {
+			log.Warn("skills the agent wrote before its drafts needed your approval are waiting for it (shelldon approvals list)", "count", n)
+		}
+	}
 	return a, nil
 }
 
@@ -197,17 +208,17 @@ func openLibraries(cfg *config.Config) (*selfcode.Dir, *skill.Library, error) {
 }
 
 // openReading finishes an App opened ForReading: core's read side over the
-// store and the tools, with no model and no worker.
+// store, the tools and the skills, with no model and no worker.
 func openReading(cfg *config.Config, st *store.Store, log *slog.Logger, red *liveRedactor, environ []string) (*App, error) {
 	a := &App{Store: st, Log: log, Redactor: red, environ: environ}
 	a.setConfig(cfg, nil)
-	tools, err := selfcode.Open(cfg.Path("tools"), nil)
+	tools, skills, err := openLibraries(cfg)
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
 	r, err := core.NewReader(core.Options{
-		Store: st, Tools: tools, ApprovalTTL: cfg.Approvals.TTL.D(), Strikes: cfg.Selfcode.Strikes,
+		Store: st, Tools: tools, Skills: skillStore{lib: skills}, ApprovalTTL: cfg.Approvals.TTL.D(), Strikes: cfg.Selfcode.Strikes,
 		Redact: func(s string) string { return red.get().JSONArgs(s) },
 		Logger: log,
 	})
@@ -237,13 +248,46 @@ func reportTier(log *slog.Logger, tier sandbox.Tier, allowDegraded bool) {
 // Close releases what Open took.
 func (a *App) Close() error { return a.Store.Close() }
 
-// buildProviders makes one adapter per configured provider, in order.
+// buildProviders makes one adapter per configured provider, in order, for
+// a config the owner wrote (at start, doctor, the settings API): each key
+// is bound where that config points it.
 func buildProviders(cfg *config.Config) ([]provider.Provider, error) {
+	keys, err := keyBinding(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return buildBoundProviders(cfg, keys)
+}
+
+// keyBinding is where each key of owner may go: the well-known variables
+// to their provider's host, and every (api_key_env, base_url) pair owner's
+// chain names. owner must be a config the owner wrote, or one loaded
+// before an agent's change, never the change itself (see App.configure).
+func keyBinding(owner *config.Config) (*provider.KeyBinding, error) {
+	keys := &provider.KeyBinding{}
+	for _, p := range owner.Providers() {
+		if err := keys.Bind(p.APIKeyEnv, p.BaseURL); err != nil {
+			return nil, fmt.Errorf("provider %q: %w", p.Name, err)
+		}
+	}
+	return keys, nil
+}
+
+// buildBoundProviders makes one adapter per provider of cfg, in order; the
+// broker sends each key only to the origins keys binds it to, and a
+// provider whose base_url is not one of them is refused here already.
+func buildBoundProviders(cfg *config.Config, keys *provider.KeyBinding) ([]provider.Provider, error) {
 	var out []provider.Provider
 	for _, p := range cfg.Providers() {
+		key := cfg.APIKey(p)
+		if key != "" && !keys.Allows(p.APIKeyEnv, p.BaseURL) {
+			return nil, fmt.Errorf("provider %q: the key in %s is not sent to %s, which the owner's config does not pair with it; the owner sets that with %s",
+				p.Name, p.APIKeyEnv, config.DescribeHost(p.BaseURL), contracts.OwnerConfigSet)
+		}
 		pc := provider.Config{
-			Name: p.Name, Kind: p.Kind, BaseURL: p.BaseURL, Model: p.Model, APIKey: cfg.APIKey(p),
-			Stream: p.Stream == nil || *p.Stream, Timeout: p.Timeout.D(), MaxTokens: p.MaxTokens,
+			Name: p.Name, Kind: p.Kind, BaseURL: p.BaseURL, Model: p.Model, APIKey: key,
+			KeyOrigins: keys.Origins(p.APIKeyEnv),
+			Stream:     p.Stream == nil || *p.Stream, Timeout: p.Timeout.D(), MaxTokens: p.MaxTokens,
 		}
 		switch p.Kind {
 		case config.KindAnthropic:
@@ -291,14 +335,21 @@ func parseLevel(s string) slog.Level {
 	return l
 }
 
-// redactingHandler removes secrets from every log message and attribute.
+// redactingHandler removes secrets from every log message and attribute,
+// and makes them inert for the terminal or journal that shows the log.
+// slog's text handler already quotes a message or value that holds a
+// control, bidirectional, zero-width or other non-printing character or
+// invalid UTF-8, and escapes those (strconv.Quote); what it passes raw are
+// the invisible characters Unicode counts as printable (the Hangul
+// fillers, the combining grapheme joiner), so a value holding one is
+// escaped whole here (inertLog).
 type redactingHandler struct {
 	slog.Handler
 	red *liveRedactor
 }
 
 func (h *redactingHandler) Handle(ctx context.Context, r slog.Record) error {
-	nr := slog.NewRecord(r.Time, r.Level, h.red.get().String(r.Message), r.PC)
+	nr := slog.NewRecord(r.Time, r.Level, inertLog(h.red.get().String(r.Message)), r.PC)
 	r.Attrs(func(a slog.Attr) bool {
 		nr.AddAttrs(h.redactAttr(a))
 		return true
@@ -307,9 +358,10 @@ func (h *redactingHandler) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h *redactingHandler) redactAttr(a slog.Attr) slog.Attr {
+	a.Value = a.Value.Resolve()
 	switch a.Value.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, h.red.get().String(a.Value.String()))
+		return slog.String(a.Key, inertLog(h.red.get().String(a.Value.String())))
 	case slog.KindGroup:
 		attrs := a.Value.Group()
 		out := make([]any, len(attrs))
@@ -318,9 +370,19 @@ func (h *redactingHandler) redactAttr(a slog.Attr) slog.Attr {
 		}
 		return slog.Group(a.Key, out...)
 	case slog.KindAny:
-		return slog.String(a.Key, h.red.get().String(fmt.Sprint(a.Value.Any())))
+		return slog.String(a.Key, inertLog(h.red.get().String(fmt.Sprint(a.Value.Any()))))
 	}
 	return a
+}
+
+// inertLog escapes s whole (inert.Line) when it holds a character that
+// hides text and that slog's text handler would print raw; anything else
+// slog quotes and escapes itself.
+func inertLog(s string) string {
+	if strings.ContainsFunc(s, func(r rune) bool { return unicode.IsPrint(r) && hidden.Describe(r) != "" }) {
+		return inert.Line(s)
+	}
+	return s
 }
 
 func (h *redactingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {

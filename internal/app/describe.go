@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/shelldon/shelldon/internal/config"
 	"github.com/shelldon/shelldon/internal/contracts"
@@ -16,7 +15,11 @@ import (
 
 // describer adds the daemon's own facts to the owner's view of a RISKY
 // call: what the call will touch, found by the daemon, not said by the
-// model.
+// model. It runs while the call waits for the owner, so it sends nothing
+// anywhere: no DNS query, no connection (a lookup of a name like
+// <secret>.attacker.example would leak the secret even if the owner
+// denies the call). Local facts, such as the path a write resolves to,
+// are fine.
 type describer struct {
 	workspace string
 	home      string
@@ -43,37 +46,29 @@ func (d describer) describe(ctx context.Context, call contracts.ToolCall) []stri
 		}
 		return append(lines, "Resolved path: "+filepath.Join(d.workspace, rel))
 	case contracts.ToolHTTPGet:
-		t, err := netguard.Describe(ctx, str("url"), nil)
-		if t.URL == "" {
-			return []string{"Would be refused: " + errString(err)}
+		// The URL as it will be requested, from the URL alone: nothing is
+		// looked up or contacted before the owner decides (see
+		// netguard.Card).
+		card, err := netguard.DescribeURL(str("url"))
+		if err != nil {
+			return []string{"Would be refused: " + err.Error()}
 		}
-		lines := []string{"Host as it will be dialed: " + t.Host + ", port " + t.Port}
-		if len(t.Addresses) > 0 {
-			lines = append(lines, "Resolves now to: "+strings.Join(t.Addresses, ", "))
-		} else if err != nil {
-			lines = append(lines, "Does not resolve now: "+err.Error())
-		}
-		for _, b := range t.Blocked {
-			lines = append(lines, "Would be refused at connect: "+b)
-		}
-		return lines
+		return card.Lines()
 	case contracts.ToolGit:
 		argv, err := risky.GitArgv(str("args"))
 		if err != nil {
 			return []string{"Would be refused: " + err.Error()}
 		}
-		return []string{"Runs exactly: " + argv, "In the sandbox, in " + d.workspace + ", with hooks, pagers, editors and external programs disabled"}
+		return []string{"Runs exactly: " + argv, "In the sandbox, in " + d.workspace + ", with hooks, pagers, editors and external programs disabled, and the repository's own configuration reduced to settings that name no program"}
 	case contracts.ToolUpdateConfig:
+		// The agent's path, as App.configure will take it: nothing here
+		// depends on whether a variable is set or what a secret holds.
 		changes, _ := args["changes"].(map[string]any)
-		o, err := config.PrepareOverlay(d.home, d.environ, changes)
+		o, err := config.PrepareAgentOverlay(d.home, d.environ, changes)
 		if err != nil {
 			return []string{"Would be refused: " + err.Error()}
 		}
-		diff := o.Diff()
-		if len(diff) == 0 {
-			return []string{"Changes nothing in the effective config"}
-		}
-		return append([]string{"Changes to the effective config (written to config.local.yaml, applied from the next turn):"}, diff...)
+		return configCard(o)
 	case contracts.ToolRunShell:
 		return []string{
 			"Runs: /bin/sh -c <command>, in the sandbox (no network, only the workspace writable)",
@@ -81,11 +76,4 @@ func (d describer) describe(ctx context.Context, call contracts.ToolCall) []stri
 		}
 	}
 	return nil
-}
-
-func errString(err error) string {
-	if err == nil {
-		return "unknown reason"
-	}
-	return err.Error()
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/core"
+	"github.com/shelldon/shelldon/internal/core/store"
 	"github.com/shelldon/shelldon/internal/skill"
 )
 
@@ -20,7 +22,8 @@ func bundled() fs.FS {
 	return sub
 }
 
-// skillStore serves the worker's skills tools from the library.
+// skillStore serves the worker's skills tools from the library, and makes
+// the drafts the owner approves live (core.SkillStore).
 type skillStore struct{ lib *skill.Library }
 
 // catalogBudget bounds the skills catalog in the system prompt.
@@ -36,7 +39,7 @@ func (s skillStore) Do(_ context.Context, req contracts.SkillRequest) (string, e
 			return "", err
 		}
 		if len(list) == 0 {
-			return "There are no skills yet; create_skill writes one.", nil
+			return "There are no skills yet; create_skill drafts one for the owner to approve.", nil
 		}
 		var b strings.Builder
 		for _, sk := range list {
@@ -53,18 +56,57 @@ func (s skillStore) Do(_ context.Context, req contracts.SkillRequest) (string, e
 			out += "\n\nFiles beside it (not loaded): " + strings.Join(sk.Files, ", ")
 		}
 		return out, nil
-	case "create":
-		sk, err := s.lib.Create(req.Name, req.Description, req.Body)
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("Created the skill %s (version %d). use_skill loads it.", sk.Name, sk.Version), nil
-	case "update":
-		sk, err := s.lib.Update(req.Name, req.Description, req.Body)
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("Updated the skill %s (version %d); the previous version is kept.", sk.Name, sk.Version), nil
 	}
 	return "", fmt.Errorf("unknown skills operation %q", req.Op)
+}
+
+// Stage keeps the draft a create_skill or update_skill makes, apart from
+// the skills in use, for the owner to approve.
+func (s skillStore) Stage(_ context.Context, req contracts.SkillRequest) (core.SkillDraft, error) {
+	var create bool
+	switch req.Op {
+	case "create":
+		create = true
+	case "update":
+	default:
+		return core.SkillDraft{}, fmt.Errorf("unknown skills operation %q", req.Op)
+	}
+	d, err := s.lib.Stage(create, req.Name, req.Description, req.Body)
+	if err != nil {
+		return core.SkillDraft{}, err
+	}
+	return core.SkillDraft{Name: d.Name, Text: string(d.Data), Live: string(d.Live), Hash: d.Hash}, nil
+}
+
+// Promote makes an approved draft the skill in use, if it is still the
+// draft the owner saw.
+func (s skillStore) Promote(_ context.Context, a store.Approval) (string, string, error) {
+	sk, err := s.lib.Promote(a.Tool, a.ArgsHash)
+	if err != nil {
+		return "", "not promoted: " + err.Error(), err
+	}
+	return fmt.Sprintf("The skill %s (version %d) is in use from the next turn.", sk.Name, sk.Version),
+		fmt.Sprintf("promoted v%d", sk.Version), nil
+}
+
+// Deny discards a denied draft.
+func (s skillStore) Deny(_ context.Context, a store.Approval) { s.discard(a) }
+
+// Discard drops an expired draft.
+func (s skillStore) Discard(_ context.Context, a store.Approval) { s.discard(a) }
+
+// discard drops the draft of a, unless a newer draft of that name has
+// replaced it (that one has a request of its own).
+func (s skillStore) discard(a store.Approval) {
+	if d, err := s.lib.Drafted(a.Tool); err == nil && d.Hash == a.ArgsHash {
+		_ = s.lib.Discard(a.Tool)
+	}
+}
+
+// Promoted tells whether an interrupted promotion of a happened.
+func (s skillStore) Promoted(a store.Approval) string {
+	if s.lib.InUse(a.Tool, a.ArgsHash) {
+		return "promoted"
+	}
+	return "not promoted: interrupted"
 }

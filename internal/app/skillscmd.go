@@ -1,13 +1,19 @@
 package app
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/shelldon/shelldon/internal/core"
+	"github.com/shelldon/shelldon/internal/inert"
 	"github.com/shelldon/shelldon/internal/skill"
-	"github.com/shelldon/shelldon/internal/transport/cli"
 )
 
 func (e cmdEnv) skillsCmd() *cobra.Command {
@@ -15,7 +21,8 @@ func (e cmdEnv) skillsCmd() *cobra.Command {
 		Use:   "skills",
 		Short: "The skills: written procedures shelldon follows",
 		Long: "Skills are procedures over existing tools (SKILL.md files). Bundled skills are read-only;\n" +
-			"yours live in $SHELLDON_HOME/skills, and each update the agent makes keeps the previous version.",
+			"yours live in $SHELLDON_HOME/skills. What the agent writes is a draft, in no prompt until you\n" +
+			"approve it (skills approve NAME, or approvals approve ID); each approved change keeps the previous version.",
 	}
 	lib := func() (*skill.Library, error) {
 		home, err := e.home()
@@ -25,7 +32,7 @@ func (e cmdEnv) skillsCmd() *cobra.Command {
 		return skill.Open(home+"/skills", bundled())
 	}
 	list := &cobra.Command{
-		Use: "list", Short: "List the skills", Args: cobra.NoArgs,
+		Use: "list", Short: "List the skills, and the drafts waiting for your approval", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := lib()
 			if err != nil {
@@ -35,32 +42,53 @@ func (e cmdEnv) skillsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			drafts := draftNames(l)
+			waiting := len(drafts)
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tSOURCE\tVERSION\tDESCRIPTION")
+			fmt.Fprintln(tw, "NAME\tSOURCE\tVERSION\tDRAFT\tDESCRIPTION")
 			for _, s := range skills {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Source, dash(s.Version), clip(s.Description, 70))
+				mark := "-"
+				if drafts[s.Name] {
+					mark = "waiting"
+					delete(drafts, s.Name)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", inert.Name(s.Name), s.Source, dash(s.Version), mark, inert.Short(s.Description, 70))
+			}
+			for _, name := range slices.Sorted(maps.Keys(drafts)) {
+				fmt.Fprintf(tw, "%s\t-\t-\twaiting\t(new; not in use until you approve it)\n", inert.Name(name))
 			}
 			tw.Flush()
 			for _, p := range problems {
-				fmt.Fprintf(e.stderr, "skipped: %v\n", p)
+				fmt.Fprintf(e.stderr, "skipped: %s\n", inert.Line(p.Error()))
+			}
+			if waiting > 0 {
+				fmt.Fprintln(e.stderr, "A waiting draft is in no prompt until you approve it: shelldon skills show NAME, then shelldon approvals list.")
 			}
 			return nil
 		},
 	}
 	show := &cobra.Command{
-		Use: "show NAME", Short: "Show a skill", Args: cobra.ExactArgs(1),
+		Use: "show NAME", Short: "Show a skill, and a draft of it waiting for your approval", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := lib()
 			if err != nil {
 				return err
 			}
 			s, err := l.Get(args[0])
-			if err != nil {
+			d, derr := l.Drafted(args[0])
+			switch {
+			case err != nil && derr != nil:
 				return err
+			case err != nil && !errors.Is(err, skill.ErrNotFound):
+				fmt.Fprintf(e.stderr, "The skill in use could not be read: %s\n", inert.Text(err.Error()))
+			case err == nil:
+				fmt.Fprintf(e.stdout, "%s (%s, version %d, in use)\n%s\n\n%s\n", inert.Name(s.Name), s.Source, s.Version, inert.Line(s.Description), inert.Block(s.Body, ""))
+				if v := l.Versions(s.Name); len(v) > 0 {
+					fmt.Fprintf(e.stdout, "\nEarlier versions kept: %v\n", v)
+				}
 			}
-			fmt.Fprintf(e.stdout, "%s (%s, version %d)\n%s\n\n%s\n", s.Name, s.Source, s.Version, cli.Sanitize(s.Description), cli.Sanitize(s.Body))
-			if v := l.Versions(s.Name); len(v) > 0 {
-				fmt.Fprintf(e.stdout, "\nEarlier versions kept: %v\n", v)
+			if derr == nil {
+				showDraft(e.stdout, d, err == nil)
 			}
 			return nil
 		},
@@ -76,7 +104,7 @@ func (e cmdEnv) skillsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "%s is back at version %d.\n", s.Name, s.Version)
+			fmt.Fprintf(e.stdout, "%s is back at version %d.\n", inert.Name(s.Name), s.Version)
 			return nil
 		},
 	}
@@ -90,10 +118,50 @@ func (e cmdEnv) skillsCmd() *cobra.Command {
 			if err := l.Remove(args[0]); err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "Removed %s (kept aside in skills/.removed).\n", args[0])
+			fmt.Fprintf(e.stdout, "Removed %s (kept aside in skills/.removed).\n", inert.Name(args[0]))
 			return nil
 		},
 	}
-	cmd.AddCommand(list, show, rollback, remove)
+	decide := func(approve bool) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, args []string) error {
+			a, err := e.open(cmd.Context(), ForTurns, slog.LevelError)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			return e.decideProposal(cmd.Context(), a, core.KindSkill, args[0], approve)
+		}
+	}
+	approve := &cobra.Command{Use: "approve NAME", Short: "Approve the waiting draft of a skill: it is in use from the next turn", Args: cobra.ExactArgs(1), RunE: decide(true)}
+	deny := &cobra.Command{Use: "deny NAME", Short: "Deny the waiting draft of a skill: it is discarded", Args: cobra.ExactArgs(1), RunE: decide(false)}
+	cmd.AddCommand(list, show, approve, deny, rollback, remove)
 	return cmd
+}
+
+// showDraft prints a skill draft waiting for the owner's approval: labelled
+// as not in use, its whole SKILL.md escaped (behind a gutter no line of it
+// can forge).
+func showDraft(w io.Writer, d skill.Draft, afterLive bool) {
+	if afterLive {
+		fmt.Fprintln(w)
+	}
+	what := "a change of it"
+	if d.New {
+		what = "a new skill"
+	}
+	fmt.Fprintf(w, "Draft waiting for your approval (%s; NOT in use: in no prompt and use_skill cannot load it until you approve):\n", what)
+	fmt.Fprintf(w, "%s, content hash %s, %s bytes (shelldon approvals list shows its request)\n%s\n",
+		inert.Name(d.Name), inert.Line(d.Hash), inert.Count(len(d.Data)), inert.Block(string(d.Data), "  | "))
+}
+
+// draftNames are the skills with a draft waiting for the owner: those
+// listed whose draft Drafted finds, and new ones, which only their pending
+// request names (read from the store; a home without one has none).
+// draftNames are the skills with a draft waiting for the owner.
+func draftNames(l *skill.Library) map[string]bool {
+	names := map[string]bool{}
+	for _, n := range l.Drafts() {
+		names[n] = true
+	}
+	return names
 }

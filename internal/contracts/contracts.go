@@ -234,9 +234,13 @@ type Job struct {
 	// SandboxLayers are the sandbox layers the daemon's probe found in
 	// place, so the worker's sandboxed tools need not probe again.
 	SandboxLayers []string `json:"sandbox_layers,omitempty"`
-	// SkillCatalog lists the skills ("name: description" lines) for the
+	// SkillCatalog lists the skills in use ("- name: \"description\"" lines) for the
 	// system prompt.
 	SkillCatalog string `json:"skill_catalog,omitempty"`
+	// Providers are the names of the providers the owner configured:
+	// update_config may choose only among them, and is refused before the
+	// owner is asked otherwise.
+	Providers []string `json:"providers,omitempty"`
 }
 
 // ToolEvent reports one tool execution as it happens, for display and audit.
@@ -249,6 +253,10 @@ type ToolEvent struct {
 	OK        bool          `json:"ok,omitempty"`
 	Summary   string        `json:"summary,omitempty"`
 	Duration  time.Duration `json:"duration,omitempty"`
+	// Guard, on an end event, names the guard that refused a RISKY call
+	// before the owner was asked (the call never ran; Summary is the
+	// reason).
+	Guard string `json:"guard,omitempty"`
 }
 
 // Tool event phases.

@@ -15,14 +15,20 @@ import (
 // ApprovalView is a request as transports show it.
 type ApprovalView = approvals.View
 
-// KindPromotion is a request to make a self-coded tool version live.
-const KindPromotion = approvals.KindPromotion
+// Kinds of request: a parked RISKY call, and the kinds of proposal (a
+// self-coded tool version, a skill the agent drafted).
+const (
+	KindToolCall  = approvals.KindToolCall
+	KindPromotion = approvals.KindPromotion
+	KindSkill     = approvals.KindSkill
+)
 
 // Errors of Decide, for transports to map (404, 409).
 var (
 	ErrUnknownApproval = approvals.ErrUnknown
 	ErrAlreadyDecided  = approvals.ErrDecided
 	ErrApprovalExpired = approvals.ErrExpired
+	ErrStaleApproval   = approvals.ErrStale // wraps why a decided request cannot be carried out
 )
 
 // Interrupted is the model's result for an approved call a crash cut short.
@@ -43,6 +49,13 @@ func (c *Core) Decide(ctx context.Context, id string, approve bool, by string, e
 		return Outcome{}, err
 	}
 	return Outcome{Reply: reply, Approvals: []ApprovalView{}}, nil
+}
+
+// ProposeSkill files a skill draft for the owner outside a turn: the
+// review, after an upgrade, of the skills the agent wrote before its
+// drafts needed approval.
+func (c *Core) ProposeSkill(ctx context.Context, chat string, turn int64, d SkillDraft) (ApprovalView, error) {
+	return c.desk.ProposeSkill(ctx, chat, turn, d)
 }
 
 // RecoverApprovals finishes what a crash left between a decision and its

@@ -471,3 +471,34 @@ func TestDecisionWaitsForASlot(t *testing.T) {
 		}
 	})
 }
+
+// TestGuardRefusalIsAudited: a RISKY call its guard refuses is not put to
+// the owner; it leaves an audit row naming the guard and the reason, an
+// end event for the transport, and a line in the turn's reply.
+func TestGuardRefusalIsAudited(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		u := newUnit(t, nil)
+		u.model.Script(
+			coretest.Reply("", coretest.Call("c1", "launch", `{"target":"`+coretest.RiskyForbidden+`"}`)),
+			coretest.Reply("It was refused."))
+		var events []contracts.ToolEvent
+		out, err := u.core.Send(context.Background(), "g", "launch it", core.Events{Tool: func(te contracts.ToolEvent) { events = append(events, te) }})
+		if err != nil || len(out.Approvals) != 0 || out.Stopped != "" {
+			t.Fatalf("outcome %+v, %v", out, err)
+		}
+		if !strings.Contains(out.Reply, "shelldon refused a launch call before asking you: refused by "+coretest.RiskyGuard+": that target is forbidden") {
+			t.Errorf("reply %q", out.Reply)
+		}
+		if len(events) != 1 || events[0].Phase != contracts.PhaseEnd || events[0].Guard != coretest.RiskyGuard || events[0].OK {
+			t.Errorf("events %+v", events)
+		}
+		rows, _ := u.store.Audit(context.Background(), store.AuditQuery{Chat: "g"})
+		if len(rows) != 1 || rows[0].Kind != "tool_refused" || rows[0].Tool != "launch" ||
+			!strings.Contains(rows[0].Args, coretest.RiskyForbidden) || !strings.Contains(rows[0].Summary, coretest.RiskyGuard) {
+			t.Fatalf("audit %+v", rows)
+		}
+		if runs := u.risky.Runs(); len(runs) != 0 {
+			t.Errorf("the refused call ran: %v", runs)
+		}
+	})
+}

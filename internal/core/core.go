@@ -30,11 +30,21 @@ import (
 	"github.com/shelldon/shelldon/internal/wire"
 )
 
-// SkillStore keeps the skills.
+// SkillStore keeps the skills. What the agent writes is a draft until the
+// owner approves it: Stage keeps it apart, core files it on the desk, and
+// the store, as the desk's Promoter of KindSkill, makes it live.
 type SkillStore interface {
+	// Catalog lists the skills in use for the system prompt.
 	Catalog() string
+	// Do serves the operations that only read (list, use).
 	Do(ctx context.Context, req contracts.SkillRequest) (string, error)
+	// Stage keeps the draft a create or an update makes.
+	Stage(ctx context.Context, req contracts.SkillRequest) (SkillDraft, error)
+	approvals.Promoter
 }
+
+// SkillDraft is a skill the agent drafted, as the desk files it.
+type SkillDraft = approvals.SkillDraft
 
 // Completer makes one model call. The broker's fallback chain implements it.
 type Completer interface {
@@ -62,6 +72,9 @@ type Options struct {
 	// Configure applies an owner-approved config change (update_config)
 	// and returns the diff; nil means the tool is unavailable.
 	Configure func(ctx context.Context, changes json.RawMessage) ([]string, error)
+	// Providers are the names of the providers the owner configured, for
+	// update_config's check in the worker; nil means not known.
+	Providers []string
 	// SandboxLayers are the sandbox layers in place, for the workers.
 	SandboxLayers []string
 	// Skills serves the skills tools and the catalog; nil means none.
@@ -72,7 +85,7 @@ type Options struct {
 	// version (selfcode.strikes); default 3.
 	Strikes int
 	// Describe adds the daemon's own facts to the rendering of a call the
-	// owner must decide (the resolved path, where a URL's host resolves);
+	// owner must decide (the resolved path, a URL's host as it will be dialed; never a lookup);
 	// nil adds nothing.
 	Describe func(ctx context.Context, call contracts.ToolCall) []string
 	Logger   *slog.Logger
@@ -209,6 +222,7 @@ func (c *Core) runTurn(ctx context.Context, chat, text string, resume *contracts
 		Chat: chat, Turn: turn, System: tun.System, History: history, Input: text,
 		Workspace: c.opts.Workspace, Limits: lim, Deadline: started.Add(lim.Budget), Resume: resume,
 		AllowDegraded: tun.AllowDegraded, MinFreeDisk: tun.MinFreeDisk, SelfTools: c.tools.Discover(), SkillCatalog: c.catalog(), SandboxLayers: c.opts.SandboxLayers,
+		Providers: tun.Providers,
 	}
 	res, filed, runErr := c.runWorker(ctx, job, ev)
 	end := store.TurnEnd{
@@ -358,20 +372,33 @@ func (c *Core) serveWorker(ctx context.Context, job contracts.Job, ev Events, fi
 	}
 }
 
-// toolEvent audits a finished tool call, counts a failed self-coded one as
+// auditRefused is the audit kind of a RISKY call a guard refused before
+// the owner was asked.
+const auditRefused = "tool_refused"
+
+// toolEvent audits a finished tool call (or a refused one), counts a failed self-coded one as
 // a strike (whose note goes to filed), and passes the event on.
 func (c *Core) toolEvent(ctx context.Context, job contracts.Job, te contracts.ToolEvent, ev Events, filed *turnFiled) {
 	te.Arguments = c.opts.Redact(te.Arguments)
 	te.Summary = c.opts.Redact(te.Summary)
 	if te.Phase == contracts.PhaseEnd {
+		kind := store.KindToolCall
+		if te.Guard != "" {
+			kind = auditRefused
+		}
 		_, err := c.opts.Store.AppendAudit(context.WithoutCancel(ctx), store.AuditEntry{
-			At: c.now(), Chat: job.Chat, Turn: job.Turn, Kind: "tool_call",
+			At: c.now(), Chat: job.Chat, Turn: job.Turn, Kind: kind,
 			Tool: te.Tool, Args: te.Arguments, Summary: te.Summary, OK: te.OK, Duration: te.Duration,
 		})
 		if err != nil {
 			c.log.Error("audit tool call", "tool", te.Tool, "err", err)
 		}
-		if !te.OK {
+		if te.Guard != "" {
+			// Refused before the owner was asked: every transport shows it
+			// in the turn's reply, as the CLI shows the event.
+			filed.note(fmt.Sprintf("shelldon refused a %s call before asking you: %s", te.Tool, te.Summary))
+		}
+		if !te.OK && te.Guard == "" {
 			filed.note(c.tools.Strike(ctx, job, te))
 		}
 	}
@@ -410,7 +437,7 @@ func (c *Core) tuning() Tuning {
 	defer c.tuneMu.RUnlock()
 	return Tuning{Limits: c.opts.Limits, System: c.opts.System, HistoryChars: c.opts.HistoryChars,
 		ApprovalTTL: c.opts.ApprovalTTL, AllowDegraded: c.opts.AllowDegraded, MinFreeDisk: c.opts.MinFreeDisk,
-		Strikes: c.opts.Strikes}
+		Strikes: c.opts.Strikes, Providers: c.opts.Providers}
 }
 
 // Tuning is what a config change can alter in a running core.
@@ -422,6 +449,7 @@ type Tuning struct {
 	AllowDegraded bool
 	MinFreeDisk   uint64
 	Strikes       int
+	Providers     []string // the names of the owner's providers
 }
 
 // Tune applies new settings from the next turn on.
@@ -435,6 +463,9 @@ func (c *Core) Tune(t Tuning) {
 	}
 	if t.ApprovalTTL > 0 {
 		c.opts.ApprovalTTL = t.ApprovalTTL
+	}
+	if t.Providers != nil {
+		c.opts.Providers = t.Providers
 	}
 	if t.Strikes > 0 {
 		c.opts.Strikes = t.Strikes

@@ -42,8 +42,9 @@ var (
 	ErrNoVersion  = selfcode.ErrNoVersion // no earlier version to roll back to
 )
 
-// NewReader returns a Reader over opts' Store, Tools and Skills; the
-// model, the spawner and the turn settings are not used.
+// NewReader returns a Reader over opts' Store, Tools and Skills (whose
+// drafts an expiry discards); the model, the spawner and the turn settings
+// are not used.
 func NewReader(opts Options) (*Reader, error) {
 	opts.defaults()
 	return newReader(opts, func() time.Duration { return opts.ApprovalTTL })
@@ -57,7 +58,11 @@ func newReader(opts Options, ttl func() time.Duration) (*Reader, error) {
 	r := &Reader{st: opts.Store, redact: opts.Redact, log: opts.Logger, now: opts.Now}
 	r.tools = toolbox.New(toolbox.Options{Dir: opts.Tools, Store: opts.Store, Strikes: opts.Strikes,
 		Audit: recorder{r}, Now: r.now, Logger: r.log})
-	desk, err := approvals.New(approvals.Options{Store: opts.Store, Toolbox: r.tools, Audit: recorder{r},
+	promoters := map[string]approvals.Promoter{approvals.KindPromotion: toolPromoter{r.tools}}
+	if opts.Skills != nil {
+		promoters[approvals.KindSkill] = opts.Skills
+	}
+	desk, err := approvals.New(approvals.Options{Store: opts.Store, Promoters: promoters, Audit: recorder{r},
 		TTL: ttl, Describe: opts.Describe, Now: r.now, Logger: r.log})
 	if err != nil {
 		return nil, err

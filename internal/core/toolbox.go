@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/core/approvals"
+	"github.com/shelldon/shelldon/internal/core/store"
 	"github.com/shelldon/shelldon/internal/core/toolbox"
 )
 
@@ -59,3 +61,23 @@ func (c *Core) propose(ctx context.Context, job contracts.Job, p contracts.Propo
 func (c *Core) ToolAction(ctx context.Context, action, name, by string) (string, error) {
 	return c.tools.Action(ctx, action, name, by)
 }
+
+// toolPromoter is the toolbox as the desk's Promoter of self-coded tools.
+type toolPromoter struct{ t *toolbox.Toolbox }
+
+var _ approvals.Promoter = toolPromoter{}
+
+func (p toolPromoter) Promote(ctx context.Context, a store.Approval) (string, string, error) {
+	if !p.t.Enabled() {
+		return "", "not promoted: " + toolbox.ErrDisabled.Error(), toolbox.ErrDisabled
+	}
+	m, outcome, err := p.t.Promote(ctx, a)
+	if err != nil {
+		return "", outcome, err
+	}
+	return fmt.Sprintf("The tool %s (version %d) is live: it is one of shelldon's tools from the next turn.", m.Name, m.Version), outcome, nil
+}
+
+func (p toolPromoter) Deny(ctx context.Context, a store.Approval)  { p.t.Deny(ctx, a) }
+func (p toolPromoter) Discard(_ context.Context, a store.Approval) { p.t.Discard(a.Tool) }
+func (p toolPromoter) Promoted(a store.Approval) string            { return p.t.Promoted(a) }

@@ -40,121 +40,37 @@ func compose(base Skill) (Skill, []byte, error) {
 	return s, data, nil
 }
 
-// Create writes a new skill of the owner's. A name taken by the owner or by
-// a bundled skill is ErrExists (update_skill changes it).
+// Create writes a new skill of the owner's at once: the owner's own
+// change. A name taken by the owner or by a bundled skill is ErrExists
+// (update_skill changes it). The agent's changes are drafts (Stage) that
+// only the owner's approval makes live (Promote); Create is both in one.
 func (l *Library) Create(name, description, body string) (Skill, error) {
-	if err := ValidName(name); err != nil {
-		return Skill{}, fmt.Errorf("skill: %w", err)
-	}
-	s, data, err := compose(Skill{Name: name, Description: description, Body: body})
-	if err != nil {
-		return Skill{}, fmt.Errorf("skill %q: %w", name, err)
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if _, ok := l.bundled[name]; ok {
-		return Skill{}, fmt.Errorf("skill %q: %w: a bundled skill has that name; update it instead (that makes the owner's copy)", name, ErrExists)
-	}
-	r, err := l.root()
-	if err != nil {
-		return Skill{}, err
-	}
-	defer r.Close()
-	if _, err := r.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
-		return Skill{}, fmt.Errorf("skill %q: %w; update it instead", name, ErrExists)
-	}
-	if err := placeFolder(r, name, data, nil, nil); err != nil {
-		return Skill{}, fmt.Errorf("skill %q: create: %w", name, err)
-	}
-	s.Source, s.Version = SourceOwner, current(versions(r, name))
-	return s, nil
+	return l.direct(true, name, description, body)
 }
 
-// Update replaces the description and body of a skill, keeping its other
-// frontmatter; an empty description or body keeps the current one. For a
-// bundled skill it writes the owner's copy (with the bundled files beside
-// it), leaving the bundled one untouched. For the owner's copy it first
-// keeps the current SKILL.md as a version, even one that no longer parses.
-// An update that changes nothing writes nothing.
-func (l *Library) Update(name, description, body string) (Skill, error) {
-	if err := ValidName(name); err != nil {
-		return Skill{}, fmt.Errorf("skill: %w", err)
-	}
-	if description == "" && body == "" {
-		return Skill{}, fmt.Errorf("skill %q: nothing to change: give a description, a body or both", name)
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	r, err := l.root()
-	if err != nil {
-		return Skill{}, err
-	}
-	defer r.Close()
-
-	bundled, isBundled := l.bundled[name]
-	fi, err := r.Lstat(name)
-	owned := err == nil && !fi.Mode().IsRegular()
-	var base Skill
-	var old []byte
-	switch {
-	case owned && fi.Mode()&fs.ModeSymlink != 0:
-		return Skill{}, fmt.Errorf("skill %q: the folder is a symbolic link, never followed; replace it by hand", name)
-	case owned && !fi.IsDir():
-		return Skill{}, fmt.Errorf("skill %q: not a folder; move it away", name)
-	case owned:
-		if !fileMissing(r, name) { // a folder without SKILL.md has nothing to keep
-			if old, err = readFileNoLink(r, filepath.Join(name, skillFile), MaxDocument); err != nil {
-				return Skill{}, fmt.Errorf("skill %q: %w; replace it by hand", name, err)
-			}
-		}
-		if cur, err := Parse(old); old != nil && err == nil {
-			base = cur
-		} else if isBundled {
-			base = bundled.clone() // the owner's copy is broken: start again from the bundled one
-		}
-	case isBundled:
-		base = bundled.clone()
-	default:
-		return Skill{}, fmt.Errorf("skill %q: %w; create it instead", name, ErrNotFound)
-	}
-	base.Name = name
-	if description != "" {
-		base.Description = description
-	}
-	if body != "" {
-		base.Body = body
-	}
-	_, data, err := compose(base)
-	if err != nil {
-		return Skill{}, fmt.Errorf("skill %q: %w", name, err)
-	}
-
-	switch {
-	case !owned && string(data) == string(Format(bundled)):
-		return bundled.clone(), nil // nothing changes: no copy needed
-	case !owned:
-		files, err := readFiles(l.bfs, name, bundled.Files)
+// direct stages a change and promotes it at once, under one lock.
+func (l *Library) direct(create bool, name, description, body string) (Skill, error) {
+	return withRoot(l, name, func(r *os.Root) (Skill, error) {
+		d, err := l.stage(r, create, name, description, body)
 		if err != nil {
-			return Skill{}, fmt.Errorf("skill %q: copy the bundled files: %w", name, err)
+			return Skill{}, err
 		}
-		if err := placeFolder(r, name, data, bundled.Files, files); err != nil {
-			return Skill{}, fmt.Errorf("skill %q: update: %w", name, err)
-		}
-	case string(old) != string(data):
-		if old != nil {
-			if err := keepVersion(r, name, old, current(versions(r, name))); err != nil {
-				return Skill{}, fmt.Errorf("skill %q: keep the current version: %w", name, err)
-			}
-		}
-		if err := replaceFile(r, filepath.Join(name, skillFile), data); err != nil {
-			return Skill{}, fmt.Errorf("skill %q: update: %w", name, err)
-		}
+		return l.promote(r, name, d.Hash)
+	})
+}
+
+// Update replaces the description and body of a skill at once, keeping its
+// other frontmatter; an empty description or body keeps the current one.
+// For a bundled skill it writes the owner's copy (with the bundled files
+// beside it), leaving the bundled one untouched. For the owner's copy it
+// first keeps the current SKILL.md as a version. An update that changes
+// nothing writes nothing. Like Create, it is the owner's own change.
+func (l *Library) Update(name, description, body string) (Skill, error) {
+	s, err := l.direct(false, name, description, body)
+	if errors.Is(err, ErrUnchanged) {
+		return l.Get(name)
 	}
-	out, _, err := l.loadOwner(r, name)
-	if err != nil {
-		return Skill{}, fmt.Errorf("skill %q: read back: %w", name, err)
-	}
-	return out, nil
+	return s, err
 }
 
 // fileMissing reports that the folder name exists without a SKILL.md.
@@ -242,16 +158,12 @@ func (l *Library) Rollback(name string) (Skill, error) {
 // .removed/<name>-<unix>/ (as <name>/ and versions/); a bundled skill of
 // that name is offered again. A bundled skill itself cannot be removed.
 func (l *Library) Remove(name string) error {
-	if err := ValidName(name); err != nil {
-		return fmt.Errorf("skill: %w", err)
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	r, err := l.root()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+	_, err := withRoot(l, name, func(r *os.Root) (struct{}, error) { return struct{}{}, l.remove(r, name) })
+	return err
+}
+
+// remove is Remove with the lock held.
+func (l *Library) remove(r *os.Root, name string) error {
 	fi, err := r.Lstat(name)
 	if err != nil || fi.Mode().IsRegular() {
 		if _, ok := l.bundled[name]; ok {

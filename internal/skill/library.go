@@ -357,8 +357,9 @@ func (l *Library) Get(name string) (Skill, error) {
 	return Skill{}, fmt.Errorf("skill: %w", err)
 }
 
-// Catalog renders "name: description" lines for the system prompt in at
-// most budget bytes. When they do not all fit it keeps the first ones by
+// Catalog renders a line per skill in use for the system prompt, in at
+// most budget bytes: "- name: " and the description as a quoted string,
+// capped at MaxCatalogDescription characters. When they do not all fit it keeps the first ones by
 // name that fit with a last line saying how many were left out and that
 // list_skills shows them all. Broken skills are left out.
 func (l *Library) Catalog(budget int) string {
@@ -366,11 +367,26 @@ func (l *Library) Catalog(budget int) string {
 	return catalog(list, budget)
 }
 
+// MaxCatalogDescription caps, in characters, a skill's description in the
+// catalog: one skill cannot crowd out the others.
+const MaxCatalogDescription = 200
+
+// catalogLine is one skill in the catalog: its name, then its description
+// as a quoted string (data, not instructions), capped.
+func catalogLine(s Skill) string {
+	d := []rune(oneLineText(s.Description))
+	desc := string(d)
+	if len(d) > MaxCatalogDescription {
+		desc = string(d[:MaxCatalogDescription-1]) + "…"
+	}
+	return "- " + s.Name + ": " + strconv.Quote(desc) + "\n"
+}
+
 func catalog(list []Skill, budget int) string {
 	lines := make([]string, len(list))
 	total := 0
 	for i, s := range list {
-		lines[i] = s.Name + ": " + oneLineText(s.Description) + "\n"
+		lines[i] = catalogLine(s)
 		total += len(lines[i])
 	}
 	if total <= budget {

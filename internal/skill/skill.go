@@ -12,6 +12,12 @@
 //	skills/<name>/SKILL.md                the owner's current version
 //	skills/.versions/<name>/<n>/SKILL.md  every earlier version kept
 //	skills/.removed/<name>-<unix>/        a removed skill and its versions
+//	skills/.staged/<name>/SKILL.md        the agent's draft, not in use
+//
+// Drafts. What the agent writes is a draft (Stage), in no list, catalog or
+// Get, until the owner approves it and Promote makes it the owner's
+// version, only if its content hash is still the approved one. Create and
+// Update are the owner's own changes: a draft promoted at once.
 //
 // Copy-on-write. Updating a bundled skill writes the owner's copy (with the
 // bundled files beside it); the owner's copy then wins over the bundled one,

@@ -236,32 +236,45 @@ func (t *turn) run(ctx context.Context, system string) {
 
 // prepareRisky readies a RISKY call for the owner: its arguments filtered,
 // validated and canonical, and the tool's own check passed. A call that
-// could never run is answered at once (the refusal) instead of asking.
+// could never run is answered at once (the refusal) instead of asking, and
+// leaves an end event naming the guard, for the audit trail and every
+// transport.
 func (t *turn) prepareRisky(ctx context.Context, call contracts.ToolCall) (contracts.ToolCall, string, *contracts.ToolResult) {
-	refuse := func(why string) (contracts.ToolCall, string, *contracts.ToolResult) {
-		return call, "", &contracts.ToolResult{CallID: call.ID, Name: call.Name, Content: "error: " + why}
+	refuse := func(guard, why string) (contracts.ToolCall, string, *contracts.ToolResult) {
+		args := call.Arguments
+		if t.loop.Redact != nil {
+			args = t.loop.Redact(args)
+		}
+		content := "error: " + why
+		t.emit(contracts.ToolEvent{Phase: contracts.PhaseEnd, CallID: call.ID, Tool: call.Name, Arguments: args,
+			Summary: capText("refused by "+guard+": "+why, summaryBytes), Guard: guard})
+		return call, "", &contracts.ToolResult{CallID: call.ID, Name: call.Name, Content: content}
 	}
 	if t.res.ToolCalls >= t.lim.MaxToolCalls {
-		return refuse(fmt.Sprintf("not run: the limit of %d tool calls per turn is reached; answer with what you have", t.lim.MaxToolCalls))
+		return refuse("the turn's limit", fmt.Sprintf("not run: the limit of %d tool calls per turn is reached; answer with what you have", t.lim.MaxToolCalls))
 	}
 	tool, _ := t.loop.Tools.Get(call.Name)
 	args, err := PrepareArguments(tool, call.Arguments)
 	if err != nil {
-		return refuse(err.Error())
+		return refuse("the argument check (the tool's schema)", err.Error())
+	}
+	guard := tool.Guard
+	if guard == "" {
+		guard = "the " + tool.Name + " check"
 	}
 	if tool.Check != nil {
 		if err := tool.Check(ctx, args); err != nil {
-			return refuse(err.Error())
+			return refuse(guard, err.Error())
 		}
 	}
 	canon, err := contracts.CanonicalArgs(string(args))
 	if err != nil {
-		return refuse(err.Error())
+		return refuse("the argument check (canonical form)", err.Error())
 	}
 	binding := ""
 	if tool.Bind != nil {
 		if binding, err = tool.Bind(ctx, args); err != nil {
-			return refuse(err.Error())
+			return refuse(guard, err.Error())
 		}
 	}
 	call.Arguments = canon

@@ -126,22 +126,34 @@ func TestRiskyCallParksTheTurn(t *testing.T) {
 
 func TestRiskyCallRefusedBeforeAsking(t *testing.T) {
 	t.Parallel()
-	for name, args := range map[string]string{
-		"not JSON":       `{"target":`,
-		"wrong type":     `{"target":5}`,
-		"tool's check":   `{"target":"forbidden"}`,
-		"missing target": `{}`,
+	for name, tc := range map[string]struct{ args, guard string }{
+		"not JSON":       {`{"target":`, "the argument check (the tool's schema)"},
+		"wrong type":     {`{"target":5}`, "the argument check (the tool's schema)"},
+		"tool's check":   {`{"target":"forbidden"}`, "the danger guard"},
+		"missing target": {`{}`, "the argument check (the tool's schema)"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			var ran []string
-			m := &scripted{steps: []step{{calls: []contracts.ToolCall{call("x", "danger", args)}}, {text: "ok"}}}
-			res := (&Loop{Model: m, Tools: riskyRegistry(t, &ran)}).Run(context.Background(), contracts.Job{Input: "go"})
+			var events []contracts.ToolEvent
+			m := &scripted{steps: []step{{calls: []contracts.ToolCall{call("x", "danger", tc.args)}}, {text: "ok"}}}
+			reg := riskyRegistry(t, &ran)
+			if d, ok := reg.Get("danger"); ok {
+				d.Guard = "the danger guard"
+			}
+			l := &Loop{Model: m, Tools: reg, OnEvent: func(ev contracts.ToolEvent) { events = append(events, ev) }}
+			res := l.Run(context.Background(), contracts.Job{Input: "go"})
 			if res.Pending != nil || res.Reply != "ok" || len(ran) != 0 {
 				t.Fatalf("result %+v ran %v", res, ran)
 			}
 			if rs := results(res); len(rs) != 1 || rs[0].OK {
 				t.Errorf("results = %+v", rs)
+			}
+			// The refusal is an end event naming the guard and the reason,
+			// for the audit trail and the transports.
+			if len(events) != 1 || events[0].Phase != contracts.PhaseEnd || events[0].Guard != tc.guard ||
+				events[0].OK || events[0].Tool != "danger" || !strings.HasPrefix(events[0].Summary, "refused by "+tc.guard+": ") {
+				t.Errorf("events = %+v", events)
 			}
 		})
 	}

@@ -27,6 +27,9 @@ type Tool struct {
 	// (a path the tool would never write, a URL it would never fetch), so
 	// the owner only sees calls that can run. Run checks again.
 	Check func(ctx context.Context, args json.RawMessage) error
+	// Guard names what Check enforces, for the audit row and the line a
+	// refused call leaves ("the workspace guard (…)").
+	Guard string
 	// Bind, for a RISKY tool, says what a call resolves to now (write_file:
 	// the resolved path). It is shown to and approved by the owner with the
 	// call, and Run gets it back (see BindingFrom) to refuse a call that

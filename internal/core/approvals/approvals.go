@@ -16,6 +16,7 @@ package approvals
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,17 +30,21 @@ import (
 // Kinds of request.
 const (
 	KindToolCall  = store.KindToolCall
-	KindPromotion = store.KindPromotion
+	KindPromotion = store.KindPromotion // a self-coded tool version
+	KindSkill     = store.KindSkill     // a skill the agent drafted
 )
 
 // View is a request as transports show it. Summary is the daemon's
 // rendering of the normalized call; nothing in it is worded by the model
-// except the part labeled as the model's.
+// except the part labeled as the model's. Arguments is the whole of the
+// canonical arguments, unescaped beyond JSON, for a presenter that shows
+// every byte (each escapes at its own sink).
 type View struct {
 	ID        string    `json:"id"`
 	Kind      string    `json:"kind"`
 	Chat      string    `json:"chat"`
 	Tool      string    `json:"tool"`
+	Arguments string    `json:"arguments"`
 	Summary   string    `json:"summary"`
 	State     string    `json:"state"`
 	CreatedAt time.Time `json:"created_at"`
@@ -47,15 +52,19 @@ type View struct {
 }
 
 func view(a store.Approval) View {
-	return View{ID: a.ID, Kind: a.Kind, Chat: a.Chat, Tool: a.Tool, Summary: a.Summary, State: a.State,
+	return View{ID: a.ID, Kind: a.Kind, Chat: a.Chat, Tool: a.Tool, Arguments: a.Args, Summary: a.Summary, State: a.State,
 		CreatedAt: a.CreatedAt.UTC(), ExpiresAt: a.ExpiresAt.UTC()}
 }
 
-// Errors of Decide and Get, for transports to map (404, 409).
+// Errors of Decide and Get, for transports to map (404, 409). Any other
+// error is the system's (a storage failure), never one of these.
 var (
 	ErrUnknown = errors.New("no such approval request")
 	ErrDecided = errors.New("this request was already decided")
 	ErrExpired = errors.New("this request has expired")
+	// ErrStale wraps the reason a decided request can no longer be carried
+	// out (a proposed tool changed since the owner saw it).
+	ErrStale = errors.New("this request can no longer be carried out")
 )
 
 // Audit kinds of the approval trail.
@@ -73,27 +82,29 @@ type Recorder interface {
 	Record(ctx context.Context, e store.AuditEntry)
 }
 
-// Toolbox is what a promotion needs of the self-coded tools.
-type Toolbox interface {
-	// Enabled reports whether there are self-coded tools at all.
-	Enabled() bool
-	// Promote makes the approved version of a live if its content is still
-	// a.ArgsHash, and returns the outcome to record.
-	Promote(ctx context.Context, a store.Approval) (selfcode.Manifest, string, error)
-	// Deny discards the staged version of a denied promotion.
+// Promoter carries out the owner's decisions on one kind of proposal: a
+// self-coded tool version, a skill draft.
+type Promoter interface {
+	// Promote makes the approved draft of a live if its content is still
+	// a.ArgsHash. It returns the reply for the owner and the outcome to
+	// record; an error means it could not be carried out (and why).
+	Promote(ctx context.Context, a store.Approval) (reply, outcome string, err error)
+	// Deny discards the draft of a denied request.
 	Deny(ctx context.Context, a store.Approval)
-	// Discard drops the staged version of an expired one.
-	Discard(name string)
-	// Promoted tells whether an interrupted promotion's rename happened,
-	// as the outcome to record.
+	// Discard drops the draft of an expired request.
+	Discard(ctx context.Context, a store.Approval)
+	// Promoted tells whether a promotion a crash interrupted happened, as
+	// the outcome to record.
 	Promoted(a store.Approval) string
 }
 
 // Options configure a Desk.
 type Options struct {
-	Store   *store.Store
-	Toolbox Toolbox
-	Audit   Recorder
+	Store *store.Store
+	// Promoters carry out the decisions on proposals, by kind
+	// (KindPromotion, KindSkill); a kind without one cannot be decided.
+	Promoters map[string]Promoter
+	Audit     Recorder
 	// TTL is how long a new request waits for the owner, read at each
 	// filing (a config change applies to the next request); nil or <= 0
 	// means an hour.
@@ -108,21 +119,21 @@ type Options struct {
 // Desk holds the requests waiting for the owner and carries out the
 // decisions. It is safe for concurrent use; exactly-once is the store's.
 type Desk struct {
-	st       *store.Store
-	tools    Toolbox
-	audit    Recorder
-	ttl      func() time.Duration
-	describe func(ctx context.Context, call contracts.ToolCall) []string
-	now      func() time.Time
-	log      *slog.Logger
+	st        *store.Store
+	promoters map[string]Promoter
+	audit     Recorder
+	ttl       func() time.Duration
+	describe  func(ctx context.Context, call contracts.ToolCall) []string
+	now       func() time.Time
+	log       *slog.Logger
 }
 
 // New returns a Desk over opts.Store.
 func New(opts Options) (*Desk, error) {
-	if opts.Store == nil || opts.Toolbox == nil || opts.Audit == nil {
-		return nil, errors.New("approvals: store, toolbox and recorder are required")
+	if opts.Store == nil || opts.Audit == nil {
+		return nil, errors.New("approvals: a store and a recorder are required")
 	}
-	d := &Desk{st: opts.Store, tools: opts.Toolbox, audit: opts.Audit, ttl: opts.TTL,
+	d := &Desk{st: opts.Store, promoters: opts.Promoters, audit: opts.Audit, ttl: opts.TTL,
 		describe: opts.Describe, now: opts.Now, log: opts.Logger}
 	if d.now == nil {
 		d.now = time.Now
@@ -157,10 +168,11 @@ func (d *Desk) Park(ctx context.Context, chat string, turn int64, p contracts.Pe
 		return View{}, fmt.Errorf("approvals: park %s: %w", p.Call.Name, err)
 	}
 	now := d.now()
+	id := store.NewApprovalID()
 	a := store.Approval{
-		ID: store.NewApprovalID(), Kind: KindToolCall, Chat: chat, Turn: turn,
+		ID: id, Kind: KindToolCall, Chat: chat, Turn: turn,
 		Tool: p.Call.Name, Args: p.Call.Arguments, ArgsHash: hash,
-		Summary: render(ctx, p, d.describe), Pending: p, CreatedAt: now, ExpiresAt: d.expiry(now),
+		Summary: render(ctx, id, p, d.describe), Pending: p, CreatedAt: now, ExpiresAt: d.expiry(now),
 		State: store.ApprovalPending,
 	}
 	if err := d.st.CreateApproval(context.WithoutCancel(ctx), a); err != nil {
@@ -173,15 +185,34 @@ func (d *Desk) Park(ctx context.Context, chat string, turn int64, p contracts.Pe
 // Propose files the promotion of a staged tool version (m, with the
 // request's arguments args) that turn of chat proposed from p.
 func (d *Desk) Propose(ctx context.Context, chat string, turn int64, m selfcode.Manifest, args string, p contracts.Proposal) (View, error) {
+	return d.file(ctx, store.Approval{Kind: KindPromotion, Chat: chat, Turn: turn, Tool: m.Name, Args: args,
+		ArgsHash: m.Hash, Summary: renderPromotion(m, p)})
+}
+
+// SkillDraft is a skill the agent drafted (a new one or a change), as the
+// desk files and renders it.
+type SkillDraft struct {
+	Name string
+	Text string // the whole SKILL.md it makes
+	Live string // the SKILL.md in use it replaces; "" for a new skill
+	Hash string // what the owner approves: the draft's content hash
+}
+
+// ProposeSkill files the draft sd that turn of chat made, for the owner
+// to make live.
+func (d *Desk) ProposeSkill(ctx context.Context, chat string, turn int64, sd SkillDraft) (View, error) {
+	args, _ := json.Marshal(map[string]string{"name": sd.Name, "sha256": sd.Hash})
+	return d.file(ctx, store.Approval{Kind: KindSkill, Chat: chat, Turn: turn, Tool: sd.Name, Args: string(args),
+		ArgsHash: sd.Hash, Summary: renderSkill(sd)})
+}
+
+// file stores a proposal a, pending, under a new id.
+func (d *Desk) file(ctx context.Context, a store.Approval) (View, error) {
 	now := d.now()
-	a := store.Approval{
-		ID: store.NewApprovalID(), Kind: KindPromotion, Chat: chat, Turn: turn,
-		Tool: m.Name, Args: args, ArgsHash: m.Hash,
-		Summary: renderPromotion(m, p), State: store.ApprovalPending, CreatedAt: now, ExpiresAt: d.expiry(now),
-		Pending: contracts.Pending{Call: contracts.ToolCall{Name: m.Name}},
-	}
+	a.ID, a.State, a.CreatedAt, a.ExpiresAt = store.NewApprovalID(), store.ApprovalPending, now, d.expiry(now)
+	a.Pending = contracts.Pending{Call: contracts.ToolCall{Name: a.Tool}}
 	if err := d.st.CreateApproval(context.WithoutCancel(ctx), a); err != nil {
-		return View{}, fmt.Errorf("approvals: file the promotion of %s: %w", m.Name, err)
+		return View{}, fmt.Errorf("approvals: file the %s of %s: %w", a.Kind, a.Tool, err)
 	}
 	return view(a), nil
 }

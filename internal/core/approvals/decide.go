@@ -54,7 +54,7 @@ func (d *Desk) Decide(ctx context.Context, id string, approve bool, by string, t
 	}
 	d.record(ctx, a.Chat, a.Turn, kind, a.Tool, a.Args, "request "+a.ID+" by "+by, approve)
 	ctx = context.WithoutCancel(ctx)
-	if a.Kind == KindPromotion {
+	if a.Kind != KindToolCall {
 		return d.promote(ctx, a)
 	}
 	release, err := turns.Acquire(ctx)
@@ -72,12 +72,12 @@ func (d *Desk) continueParked(ctx context.Context, a store.Approval, note string
 	r := &contracts.Resume{Messages: a.Pending.Messages, Call: a.Pending.Call, ArgsHash: a.ArgsHash,
 		Binding: a.Pending.Binding, Note: note}
 	if a.State == store.ApprovalApproved && note == "" {
-		if err := d.st.Transition(ctx, a.ID, store.ApprovalApproved, store.ApprovalRunning, "", 0); err != nil {
-			return ErrDecided
+		if err := d.claim(ctx, a.ID, store.ApprovalApproved, store.ApprovalRunning, ""); err != nil {
+			return err
 		}
 		r.Approved = true
-	} else if err := d.st.Transition(ctx, a.ID, a.State, store.ApprovalDone, outcomeOf(a.State, note), 0); err != nil {
-		return ErrDecided
+	} else if err := d.claim(ctx, a.ID, a.State, store.ApprovalDone, outcomeOf(a.State, note)); err != nil {
+		return err
 	}
 	res, err := turns.Continue(ctx, a.Chat, r)
 	if r.Approved {
@@ -96,6 +96,20 @@ func (d *Desk) continueParked(ctx context.Context, a store.Approval, note string
 	return err
 }
 
+// claim moves request id from one state to the next: exactly one caller
+// wins, and a loser is told ErrDecided; a storage failure is reported as
+// that, never as "already decided".
+func (d *Desk) claim(ctx context.Context, id, from, to, outcome string) error {
+	err := d.st.Transition(ctx, id, from, to, outcome, 0)
+	switch {
+	case errors.Is(err, store.ErrState):
+		return ErrDecided
+	case err != nil:
+		return fmt.Errorf("approvals: record the decision on %s: %w", id, err)
+	}
+	return nil
+}
+
 func outcomeOf(state, note string) string {
 	if note != "" {
 		return note
@@ -103,29 +117,43 @@ func outcomeOf(state, note string) string {
 	return state
 }
 
-// promote claims the owner's decision on a proposed tool and has the
-// toolbox carry it out: approved, it is promoted if its content is still
-// the one shown (hash); denied, the staged copy is discarded.
+// promote claims the owner's decision on a proposal and has its kind's
+// Promoter carry it out: approved, the draft goes live if its content is
+// still the one shown (hash); denied, it is discarded.
 func (d *Desk) promote(ctx context.Context, a store.Approval) (string, error) {
-	if !d.tools.Enabled() {
-		return "", errors.New("approvals: self-coded tools are not enabled")
-	}
+	p, ok := d.promoters[a.Kind]
 	if a.State == store.ApprovalDenied {
-		if err := d.st.Transition(ctx, a.ID, store.ApprovalDenied, store.ApprovalDone, "discarded", 0); err != nil {
-			return "", ErrDecided
+		if err := d.claim(ctx, a.ID, store.ApprovalDenied, store.ApprovalDone, "discarded"); err != nil {
+			return "", err
 		}
-		d.tools.Deny(ctx, a)
-		return fmt.Sprintf("The tool %s was discarded.", a.Tool), nil
+		if ok {
+			p.Deny(ctx, a)
+		}
+		return fmt.Sprintf("The %s %s was discarded.", noun(a.Kind), a.Tool), nil
 	}
-	if err := d.st.Transition(ctx, a.ID, store.ApprovalApproved, store.ApprovalRunning, "", 0); err != nil {
-		return "", ErrDecided
+	if err := d.claim(ctx, a.ID, store.ApprovalApproved, store.ApprovalRunning, ""); err != nil {
+		return "", err
 	}
-	m, outcome, err := d.tools.Promote(ctx, a)
+	reply, outcome, err := "", "", fmt.Errorf("no %s can be made live here", noun(a.Kind))
+	if ok {
+		reply, outcome, err = p.Promote(ctx, a)
+	}
+	if err != nil && outcome == "" {
+		outcome = "not carried out: " + err.Error()
+	}
 	if terr := d.st.Transition(ctx, a.ID, store.ApprovalRunning, store.ApprovalDone, outcome, 0); terr != nil {
 		d.log.Error("close promotion", "id", a.ID, "err", terr)
 	}
 	if err != nil {
-		return "", fmt.Errorf("approvals: %w", err)
+		return "", fmt.Errorf("%w: %w", ErrStale, err)
 	}
-	return fmt.Sprintf("The tool %s (version %d) is live: it is one of shelldon's tools from the next turn.", m.Name, m.Version), nil
+	return reply, nil
+}
+
+// noun names what a kind of proposal proposes.
+func noun(kind string) string {
+	if kind == KindSkill {
+		return "skill draft"
+	}
+	return "tool"
 }

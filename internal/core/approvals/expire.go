@@ -24,8 +24,10 @@ func (d *Desk) Expire(ctx context.Context) (int, error) {
 	}
 	for _, a := range expired {
 		d.record(ctx, a.Chat, a.Turn, auditExpired, a.Tool, a.Args, "request "+a.ID+" expired undecided", false)
-		if a.Kind == KindPromotion {
-			d.tools.Discard(a.Tool)
+		if a.Kind != KindToolCall {
+			if p, ok := d.promoters[a.Kind]; ok {
+				p.Discard(ctx, a)
+			}
 			continue
 		}
 		d.log.Warn("approval request expired", "id", a.ID, "tool", a.Tool, "chat", a.Chat)
@@ -70,7 +72,7 @@ func (d *Desk) Recover(ctx context.Context, turns Turns) (int, error) {
 		return 0, err
 	}
 	for _, a := range list {
-		if a.Kind == KindPromotion {
+		if a.Kind != KindToolCall {
 			d.recoverPromotion(ctx, a)
 			continue
 		}
@@ -100,8 +102,12 @@ func (d *Desk) recoverPromotion(ctx context.Context, a store.Approval) {
 			d.log.Error("resume a promotion", "id", a.ID, "err", err)
 		}
 	case store.ApprovalRunning:
-		// The rename either happened or not: the live version says which.
-		if err := d.st.Transition(ctx, a.ID, store.ApprovalRunning, store.ApprovalDone, d.tools.Promoted(a), 0); err != nil {
+		// The rename either happened or not: what is live says which.
+		outcome := "not carried out: interrupted"
+		if p, ok := d.promoters[a.Kind]; ok {
+			outcome = p.Promoted(a)
+		}
+		if err := d.st.Transition(ctx, a.ID, store.ApprovalRunning, store.ApprovalDone, outcome, 0); err != nil {
 			d.log.Error("close an interrupted promotion", "id", a.ID, "err", err)
 		}
 	}

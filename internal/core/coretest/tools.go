@@ -59,12 +59,19 @@ type RiskyArgs struct {
 
 // Risky is a RISKY tool that records every run: the arguments it ran with,
 // in canonical form (contracts.CanonicalArgs), which is how an approval
-// holds them.
+// holds them. Its guard (RiskyGuard) refuses, before the owner is asked,
+// a target of RiskyForbidden.
 type Risky struct {
 	name string
 	mu   sync.Mutex
 	runs []string
 }
+
+// The guard of Risky and the target it refuses.
+const (
+	RiskyGuard     = "the coretest guard"
+	RiskyForbidden = "/forbidden"
+)
 
 // NewRisky returns a RISKY tool called name.
 func NewRisky(name string) *Risky { return &Risky{name: name} }
@@ -76,6 +83,17 @@ func (r *Risky) Name() string { return r.name }
 func (r *Risky) Tools(contracts.Job, worker.Daemon) []*worker.Tool {
 	t := must(worker.NewTool(r.name, "Changes something outside the turn.", contracts.TierRisky,
 		func(_ context.Context, in RiskyArgs) (string, error) { return "changed " + in.Target, nil }))
+	t.Guard = RiskyGuard
+	t.Check = func(_ context.Context, args json.RawMessage) error {
+		var in RiskyArgs
+		if err := json.Unmarshal(args, &in); err != nil {
+			return err
+		}
+		if in.Target == RiskyForbidden {
+			return errors.New("that target is forbidden")
+		}
+		return nil
+	}
 	run := t.Run
 	t.Run = func(ctx context.Context, args json.RawMessage) (string, error) {
 		canon, err := contracts.CanonicalArgs(string(args))

@@ -187,7 +187,11 @@ func (s *Store) Transition(ctx context.Context, id, from, to, outcome string, re
 	if err != nil {
 		return fmt.Errorf("store: approval %q %s -> %s: %w", id, from, to, err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("store: approval %q %s -> %s: %w", id, from, to, err)
+	}
+	if n != 1 {
 		return fmt.Errorf("store: approval %q %s -> %s: %w", id, from, to, ErrState)
 	}
 	return nil

@@ -9,10 +9,12 @@ import (
 )
 
 // Kinds of audit entry and of approval request: a tool call is both; a
-// promotion is a request to make a self-coded tool version live.
+// promotion is a request to make a self-coded tool version live, a skill
+// one to make a skill the agent drafted live.
 const (
 	KindToolCall  = "tool_call"
 	KindPromotion = "promotion"
+	KindSkill     = "skill"
 )
 
 // AuditEntry is one line of the audit log. Args must already be redacted.
@@ -31,9 +33,11 @@ type AuditEntry struct {
 
 // AuditQuery selects audit entries. Zero fields select everything.
 type AuditQuery struct {
-	Limit int // default DefaultAuditLimit, at most MaxAuditLimit
-	Chat  string
-	Turn  int64
+	Limit  int // default DefaultAuditLimit, at most MaxAuditLimit
+	Chat   string
+	Turn   int64
+	Tool   string
+	Before int64 // entries with a smaller id only (the next page); 0 means from the newest
 }
 
 // Bounds of AuditQuery.Limit.
@@ -81,6 +85,12 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) ([]AuditEntry, error) {
 	}
 	if q.Turn != 0 {
 		where, args = append(where, "turn = ?"), append(args, q.Turn)
+	}
+	if q.Tool != "" {
+		where, args = append(where, "tool = ?"), append(args, q.Tool)
+	}
+	if q.Before > 0 {
+		where, args = append(where, "id < ?"), append(args, q.Before)
 	}
 	query := `SELECT id, at, chat, turn, kind, tool, args, summary, ok, duration_ns FROM audit`
 	if len(where) > 0 {

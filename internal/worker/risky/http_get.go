@@ -38,6 +38,7 @@ func httpGetTool(env Env) (*worker.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.Guard = "the network guard (public addresses only)"
 	t.Check = decodeCheck(func(in httpGetArgs) error {
 		_, err := netguard.CheckURL(in.URL)
 		return err

@@ -60,6 +60,7 @@ func runShellTool(env Env) (*worker.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.Guard = "the command check"
 	t.Check = decodeCheck(func(in runShellArgs) error { return checkCommand(in.Command) })
 	return t, nil
 }

@@ -55,6 +55,7 @@ func writeFileTool(env Env) (*worker.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.Guard = "the workspace guard (jail, deny list, size)"
 	t.Check = decodeCheck(check)
 	t.Bind = func(_ context.Context, raw json.RawMessage) (string, error) {
 		var in writeFileArgs
