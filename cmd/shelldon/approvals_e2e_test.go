@@ -392,6 +392,11 @@ func TestGitNeverAsksForWhatItRefuses(t *testing.T) {
 			if code != 0 || !strings.Contains(stdout, "git ok=false") || strings.Contains(stdout+stderr, "approval") {
 				t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 			}
+			// The terminal shows the refusal and the guard, not only the
+			// model's account of it.
+			if !strings.Contains(stdout, "shelldon refused a git call before asking you: refused by the git guard") {
+				t.Errorf("no line for the refusal in the terminal:\n%s", stdout)
+			}
 		})
 	}
 }
