@@ -7,6 +7,10 @@
 // A Chain tries its providers in order, retrying each on transient failures
 // with exponential backoff and falling back to the next one otherwise.
 //
+// A reply over one of its caps (provider.Caps) ends the call: it is neither
+// retried nor passed to the next provider, and the error is
+// provider.ErrReplyTooLarge.
+//
 // Streaming and retries: once an attempt has delivered text to onText, the
 // chain neither retries it nor falls back. The reader has already seen part
 // of an answer, and a second answer appended to it would read as one garbled
@@ -150,6 +154,12 @@ func (c *Chain) Complete(ctx context.Context, req contracts.Request, onText func
 			return comp, nil
 		}
 		failed.Failures = append(failed.Failures, Failure{Provider: p.Name(), Attempts: attempts, Err: err})
+		if errors.Is(err, provider.ErrReplyTooLarge) {
+			// Not the provider's outage but a reply past its caps: the
+			// next provider would be asked the same and cost as much.
+			c.opts.Logger.Warn("broker: the model's reply went over a cap; the call is stopped", "provider", p.Name(), "err", provider.Redact(err.Error()))
+			break
+		}
 		if ctx.Err() != nil || errors.Is(err, ErrStreamInterrupted) {
 			break
 		}

@@ -333,7 +333,7 @@ func FuzzDecodeStream(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		var streamed strings.Builder
-		comp, err := decodeStream(strings.NewReader(in), func(d string) { streamed.WriteString(d) })
+		comp, err := decodeStream(strings.NewReader(in), provider.Caps{}, func(d string) { streamed.WriteString(d) })
 		if err != nil {
 			var pe *provider.Error
 			if !errors.As(err, &pe) {

@@ -41,18 +41,19 @@ type block struct {
 
 // decodeStream reads a streamed reply up to message_stop. Text deltas go to
 // onText as they come. Errors of the reader pass through unchanged; anything
-// the stream itself gets wrong is an *Error.
-func decodeStream(r io.Reader, onText func(string)) (contracts.Completion, error) {
+// the stream itself gets wrong is an *Error, and a reply over one of caps
+// stops at the cap with an OverCap *Error.
+func decodeStream(r io.Reader, caps provider.Caps, onText func(string)) (contracts.Completion, error) {
 	comp := contracts.Completion{Message: contracts.Message{Role: contracts.RoleAssistant}}
 	blocks := map[int]*block{}
-	sse := provider.NewSSEReader(r)
+	tally := provider.NewTally(caps)
+	starts := 0
+	sse := provider.NewSSEReader(r, tally.Caps().Stream)
 	for {
 		ev, err := sse.Next()
 		switch {
 		case errors.Is(err, io.EOF):
 			return contracts.Completion{}, provider.MalformedError("", errNoStop.Error())
-		case errors.Is(err, provider.ErrSSETooLong):
-			return contracts.Completion{}, provider.MalformedError("", err.Error())
 		case err != nil:
 			return contracts.Completion{}, err
 		}
@@ -70,12 +71,36 @@ func decodeStream(r io.Reader, onText func(string)) (contracts.Completion, error
 				comp.Usage = contracts.Usage{InputTokens: m.Usage.input(), OutputTokens: m.Usage.OutputTokens}
 			}
 		case "content_block_start":
+			// Every block is counted, whatever its kind or index, so
+			// neither the map nor the time to assemble it grows past
+			// the caps.
+			if starts++; starts > maxBlocks(tally.Caps()) {
+				return contracts.Completion{}, provider.OverCapError(fmt.Sprintf("the model's reply exceeded %d content blocks", maxBlocks(tally.Caps())))
+			}
 			b := &block{}
 			if cb := e.ContentBlock; cb != nil {
 				b.kind, b.id, b.name, b.start = cb.Type, cb.ID, cb.Name, cb.Input
-				if cb.Type == "text" && cb.Text != "" {
-					b.text.WriteString(cb.Text)
-					emit(onText, cb.Text)
+				switch cb.Type {
+				case "text":
+					if err := tally.Text(len(cb.Text)); err != nil {
+						return contracts.Completion{}, err
+					}
+					if cb.Text != "" {
+						b.text.WriteString(cb.Text)
+						emit(onText, cb.Text)
+					}
+				case "tool_use":
+					if err := tally.Call(); err != nil {
+						return contracts.Completion{}, err
+					}
+					if err := tally.Name(len(cb.Name)); err != nil {
+						return contracts.Completion{}, err
+					}
+					if err := tally.Args(len(cb.ID) + len(cb.Name) + len(cb.Input)); err != nil {
+						return contracts.Completion{}, err
+					}
+				default:
+					b.start = nil // kept only for a tool_use
 				}
 			}
 			blocks[e.Index] = b
@@ -87,17 +112,26 @@ func decodeStream(r io.Reader, onText func(string)) (contracts.Completion, error
 			switch e.Delta.Type {
 			case "text_delta":
 				if b == nil {
+					if starts++; starts > maxBlocks(tally.Caps()) {
+						return contracts.Completion{}, provider.OverCapError(fmt.Sprintf("the model's reply exceeded %d content blocks", maxBlocks(tally.Caps())))
+					}
 					b = &block{kind: "text"}
 					blocks[e.Index] = b
 				}
 				if b.kind != "text" {
 					return contracts.Completion{}, provider.MalformedError("", fmt.Sprintf("text_delta for block %d, which is a %s", e.Index, b.kind))
 				}
+				if err := tally.Text(len(e.Delta.Text)); err != nil {
+					return contracts.Completion{}, err
+				}
 				b.text.WriteString(e.Delta.Text)
 				emit(onText, e.Delta.Text)
 			case "input_json_delta":
 				if b == nil || b.kind != "tool_use" {
 					return contracts.Completion{}, provider.MalformedError("", fmt.Sprintf("input_json_delta for block %d, which is not a tool_use", e.Index))
+				}
+				if err := tally.Args(len(e.Delta.PartialJSON)); err != nil {
+					return contracts.Completion{}, err
 				}
 				b.json.WriteString(e.Delta.PartialJSON)
 			}
@@ -121,6 +155,10 @@ func decodeStream(r io.Reader, onText func(string)) (contracts.Completion, error
 	}
 }
 
+// maxBlocks caps the content blocks of one reply: a text or thinking block
+// beside each tool call, and a few more.
+func maxBlocks(caps provider.Caps) int { return 2*caps.Calls + 8 }
+
 // assemble joins the blocks in index order: the text blocks into one text,
 // the tool_use blocks into tool calls.
 func assemble(blocks map[int]*block) (string, []contracts.ToolCall) {
@@ -129,13 +167,13 @@ func assemble(blocks map[int]*block) (string, []contracts.ToolCall) {
 		idx = append(idx, i)
 	}
 	slices.Sort(idx)
-	var text strings.Builder
+	var texts []string
 	var calls []contracts.ToolCall
 	for _, i := range idx {
 		b := blocks[i]
 		switch b.kind {
 		case "text":
-			text.WriteString(b.text.String())
+			texts = append(texts, b.text.String()) // no copy
 		case "tool_use":
 			args := b.json.String()
 			if strings.TrimSpace(args) == "" {
@@ -144,7 +182,10 @@ func assemble(blocks map[int]*block) (string, []contracts.ToolCall) {
 			calls = append(calls, contracts.ToolCall{ID: b.id, Name: b.name, Arguments: args})
 		}
 	}
-	return text.String(), calls
+	if len(texts) == 1 {
+		return texts[0], calls // the usual case: not copied again
+	}
+	return strings.Join(texts, ""), calls
 }
 
 func emit(onText func(string), s string) {

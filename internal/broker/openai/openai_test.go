@@ -359,8 +359,12 @@ func TestMergeToolCallDeltas(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var calls []*call
+			tally := provider.NewTally(provider.Caps{})
 			for _, d := range tt.deltas {
-				calls = merge(calls, d)
+				var err error
+				if calls, err = merge(calls, d, tally); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if len(calls) != len(tt.want) {
 				t.Fatalf("got %d calls, want %d", len(calls), len(tt.want))
@@ -401,7 +405,7 @@ func FuzzDecodeStream(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		var streamed strings.Builder
-		comp, err := decodeStream(strings.NewReader(in), func(d string) { streamed.WriteString(d) })
+		comp, err := decodeStream(strings.NewReader(in), provider.Caps{}, func(d string) { streamed.WriteString(d) })
 		if err != nil {
 			var pe *provider.Error
 			if !errors.As(err, &pe) {

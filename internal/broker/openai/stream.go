@@ -22,19 +22,19 @@ type call struct {
 // decodeStream reads a streamed reply up to "data: [DONE]". Content deltas
 // go to onText as they come; tool calls are merged by index. Errors of the
 // reader pass through unchanged; anything the stream itself gets wrong is an
+// *Error, and a reply over one of caps stops at the cap with an OverCap
 // *Error.
-func decodeStream(r io.Reader, onText func(string)) (contracts.Completion, error) {
+func decodeStream(r io.Reader, caps provider.Caps, onText func(string)) (contracts.Completion, error) {
 	comp := contracts.Completion{Message: contracts.Message{Role: contracts.RoleAssistant}}
 	var text, refusal strings.Builder
 	var calls []*call
-	sse := provider.NewSSEReader(r)
+	tally := provider.NewTally(caps)
+	sse := provider.NewSSEReader(r, tally.Caps().Stream)
 	for {
 		ev, err := sse.Next()
 		switch {
 		case errors.Is(err, io.EOF):
 			return contracts.Completion{}, provider.MalformedError("", "stream ended before [DONE]")
-		case errors.Is(err, provider.ErrSSETooLong):
-			return contracts.Completion{}, provider.MalformedError("", err.Error())
 		case err != nil:
 			return contracts.Completion{}, err
 		}
@@ -68,7 +68,11 @@ func decodeStream(r io.Reader, onText func(string)) (contracts.Completion, error
 			if d == nil {
 				continue
 			}
-			if s := contentText(d.Content); s != "" {
+			s := contentText(d.Content)
+			if err := tally.Text(len(s) + len(d.Refusal)); err != nil {
+				return contracts.Completion{}, err
+			}
+			if s != "" {
 				text.WriteString(s)
 				if onText != nil {
 					onText(s)
@@ -76,7 +80,9 @@ func decodeStream(r io.Reader, onText func(string)) (contracts.Completion, error
 			}
 			refusal.WriteString(d.Refusal)
 			for _, tc := range d.ToolCalls {
-				calls = merge(calls, tc)
+				if calls, err = merge(calls, tc, tally); err != nil {
+					return contracts.Completion{}, err
+				}
 			}
 		}
 	}
@@ -94,10 +100,10 @@ func decodeStream(r io.Reader, onText func(string)) (contracts.Completion, error
 	return comp, nil
 }
 
-// merge folds one tool-call delta into calls. The delta's index says which
-// call it continues; a server that sends no index starts a new call whenever
-// the id is new.
-func merge(calls []*call, tc respToolCall) []*call {
+// merge folds one tool-call delta into calls, counting it in tally. The
+// delta's index says which call it continues; a server that sends no index
+// starts a new call whenever the id is new.
+func merge(calls []*call, tc respToolCall, tally *provider.Tally) ([]*call, error) {
 	var c *call
 	if tc.Index != nil {
 		for _, x := range calls {
@@ -107,6 +113,9 @@ func merge(calls []*call, tc respToolCall) []*call {
 			}
 		}
 		if c == nil {
+			if err := tally.Call(); err != nil {
+				return calls, err
+			}
 			c = &call{index: *tc.Index}
 			calls = append(calls, c)
 		}
@@ -114,24 +123,49 @@ func merge(calls []*call, tc respToolCall) []*call {
 		if n := len(calls); n > 0 && (tc.ID == "" || tc.ID == calls[n-1].id) {
 			c = calls[n-1]
 		} else {
+			if err := tally.Call(); err != nil {
+				return calls, err
+			}
 			c = &call{index: -1 - n}
 			calls = append(calls, c)
 		}
 	}
+	// What the delta adds is counted before it is kept: a new id, a new
+	// piece of the name, the arguments. A server that repeats the id and
+	// the name in every delta is not charged for the repeats.
+	s, ok := fragment(tc.Function.Arguments)
+	if !ok {
+		s = ""
+	}
+	added := len(s)
+	if tc.ID != "" && tc.ID != c.id {
+		added += len(tc.ID)
+	}
+	name := tc.Function.Name
+	switch {
+	case name == "" || name == c.name || c.sawArgs:
+		name = "" // nothing new: a repeated name, or one after the arguments began
+	case c.name != "":
+		name = c.name + name // a server that streams the name in pieces
+	}
+	if name != "" {
+		if err := tally.Name(len(name)); err != nil {
+			return calls, err
+		}
+		added += len(name) - len(c.name)
+	}
+	if err := tally.Args(added); err != nil {
+		return calls, err
+	}
 	if tc.ID != "" {
 		c.id = tc.ID
 	}
-	switch name := tc.Function.Name; {
-	case name == "" || name == c.name || c.sawArgs:
-		// nothing new: a repeated name, or one after the arguments began
-	case c.name == "":
+	if name != "" {
 		c.name = name
-	default:
-		c.name += name // a server that streams the name in pieces
 	}
-	if s, ok := fragment(tc.Function.Arguments); ok && s != "" {
+	if s != "" {
 		c.args.WriteString(s)
 		c.sawArgs = true
 	}
-	return calls
+	return calls, nil
 }

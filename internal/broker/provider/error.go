@@ -28,9 +28,10 @@ type Error struct {
 	Retryable  bool
 	RetryAfter time.Duration
 	Malformed  bool
+	OverCap    bool // the reply went over one of its Caps; Message says which
 	Message    string
 
-	cause error // context.Canceled or context.DeadlineExceeded, never anything that may hold a secret
+	cause error // context.Canceled, context.DeadlineExceeded or ErrReplyTooLarge, never anything that may hold a secret
 }
 
 // Error describes the failure. It redacts again, in case a caller filled
@@ -40,6 +41,10 @@ func (e *Error) Error() string {
 	if e.Provider != "" {
 		b.WriteString(e.Provider)
 		b.WriteString(": ")
+	}
+	if e.OverCap {
+		e.overCapMessage(&b)
+		return b.String()
 	}
 	switch {
 	case e.Malformed:
@@ -57,7 +62,8 @@ func (e *Error) Error() string {
 }
 
 // Unwrap returns context.Canceled or context.DeadlineExceeded when the
-// failure came from one, so errors.Is works on it.
+// failure came from one, and ErrReplyTooLarge for an OverCap error, so
+// errors.Is works on it.
 func (e *Error) Unwrap() error { return e.cause }
 
 // NewError builds an *Error whose message is redacted (the secrets and every

@@ -17,7 +17,11 @@ import (
 
 // Caps on what an attempt reads.
 const (
-	MaxReplyBody = 16 << 20 // a plain (non-streamed) reply
+	// MaxReplyBody caps a plain (non-streamed) reply: as much as a
+	// streamed reply may hold at the default Caps (1 MiB of text and 1 MiB
+	// of tool calls). Reading it costs about twice that while the buffer
+	// grows; the decoded reply is then held to its Caps like a streamed one.
+	MaxReplyBody = 2 << 20
 	MaxErrorBody = 64 << 10 // the body of an error reply
 )
 
@@ -150,26 +154,34 @@ func (a *Attempt) ReadAll() ([]byte, error) {
 		return nil, a.Fail(err)
 	}
 	if len(data) > MaxReplyBody {
-		return nil, MalformedError(a.h.Provider, fmt.Sprintf("reply larger than %d bytes", MaxReplyBody))
+		return nil, a.Fail(OverCapError(fmt.Sprintf("the model's reply exceeded %s", Size(MaxReplyBody))))
 	}
 	return data, nil
 }
 
+// StreamDecoder decodes a streamed reply held to caps, passing its text to
+// onText as it comes.
+type StreamDecoder func(r io.Reader, caps Caps, onText func(string)) (contracts.Completion, error)
+
 // Decode reads the reply into a Completion: through stream when a stream was
-// asked for and the server sent one, else as one JSON body through plain.
-// A decoding failure is classified with Fail.
-func (a *Attempt) Decode(wantStream bool, onText func(string),
-	stream func(r io.Reader, onText func(string)) (contracts.Completion, error),
+// asked for and the server sent one, else as one JSON body through plain,
+// whose result is then checked against caps. A decoding failure is
+// classified with Fail.
+func (a *Attempt) Decode(wantStream bool, caps Caps, onText func(string),
+	stream StreamDecoder,
 	plain func(data []byte) (contracts.Completion, error),
 ) (contracts.Completion, error) {
 	var comp contracts.Completion
 	var err error
+	caps = caps.WithDefaults()
 	if wantStream && StreamedReply(a.Header) {
-		comp, err = stream(a.Body, onText)
+		comp, err = stream(a.Body, caps, onText)
 	} else {
 		var data []byte
 		if data, err = a.ReadAll(); err == nil {
-			comp, err = plain(data)
+			if comp, err = plain(data); err == nil {
+				err = CheckCompletion(comp, caps)
+			}
 		}
 	}
 	if err != nil {
@@ -224,7 +236,7 @@ func (r *idleReader) Read(p []byte) (int, error) {
 // streamed or plain, into a Completion labelled with the provider and
 // model: the part of a model call both wire formats share.
 func (h *HTTP) Complete(ctx context.Context, cfg Config, kind, url string, header http.Header, payload any, onText func(string),
-	stream func(r io.Reader, onText func(string)) (contracts.Completion, error),
+	stream StreamDecoder,
 	plain func(data []byte) (contracts.Completion, error),
 ) (contracts.Completion, error) {
 	body, err := json.Marshal(payload)
@@ -236,7 +248,7 @@ func (h *HTTP) Complete(ctx context.Context, cfg Config, kind, url string, heade
 		return contracts.Completion{}, err
 	}
 	defer a.Close()
-	comp, err := a.Decode(cfg.Stream, onText, stream, plain)
+	comp, err := a.Decode(cfg.Stream, cfg.Caps, onText, stream, plain)
 	if err != nil {
 		return contracts.Completion{}, err
 	}

@@ -58,6 +58,10 @@ type Config struct {
 	// Zero means DefaultMaxTokens.
 	MaxTokens int
 
+	// Caps bound one reply, streamed or plain; zero fields mean the
+	// defaults (DefaultMaxText and the rest).
+	Caps Caps
+
 	// HTTPClient sends the requests; nil means a client of the adapter's
 	// own. Its Timeout, if any, applies on top of Timeout above. Its
 	// CheckRedirect is never used: no request follows a redirect.
@@ -75,6 +79,7 @@ func (c Config) WithDefaults() Config {
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{}
 	}
+	c.Caps = c.Caps.WithDefaults()
 	return c
 }
 

@@ -179,7 +179,7 @@ func TestAttemptTimeouts(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer a.Close()
-		r := NewSSEReader(a.Body)
+		r := NewSSEReader(a.Body, 0)
 		n := 0
 		for {
 			if _, err := r.Next(); err != nil {

@@ -10,14 +10,14 @@ import (
 	"strings"
 )
 
-// Caps of the SSE reader.
+// Caps of the SSE reader. A model's events are a few hundred bytes; these
+// leave room for a server that sends a long reply in one event, and bound
+// what one stream holds in the reader (its line buffer, the event, and the
+// event's copy as the adapter decodes it) to about 1 MiB.
 const (
-	MaxSSELine  = 1 << 20 // one line, without its terminator
-	MaxSSEEvent = 4 << 20 // the data of one event
+	MaxSSELine  = 256 << 10 // one line, without its terminator
+	MaxSSEEvent = 256 << 10 // the data of one event
 )
-
-// ErrSSETooLong is returned by SSEReader.Next for a line or an event over its cap.
-var ErrSSETooLong = errors.New("sse: line or event too long")
 
 // Event is one server-sent event.
 type Event struct {
@@ -32,6 +32,7 @@ type Event struct {
 // event. An event still pending when the stream ends is returned too, since
 // some servers omit the final blank line.
 type SSEReader struct {
+	count   *countingReader
 	sc      *bufio.Scanner
 	started bool
 	typ     string
@@ -40,16 +41,19 @@ type SSEReader struct {
 	hasData bool
 }
 
-// NewSSEReader returns a reader of the events in r.
-func NewSSEReader(r io.Reader) *SSEReader {
-	sc := bufio.NewScanner(r)
+// NewSSEReader returns a reader of the events in r, which reads at most
+// max bytes of it (no cap when max <= 0).
+func NewSSEReader(r io.Reader, max int) *SSEReader {
+	cr := &countingReader{r: r, max: int64(max)}
+	sc := bufio.NewScanner(cr)
 	sc.Buffer(make([]byte, 0, 4096), MaxSSELine+2)
 	sc.Split(splitSSELines)
-	return &SSEReader{sc: sc}
+	return &SSEReader{count: cr, sc: sc}
 }
 
-// Next returns the next event, io.EOF at the end of the stream, ErrSSETooLong
-// past a cap, or the error of the underlying reader.
+// Next returns the next event, io.EOF at the end of the stream, an OverCap
+// *Error past a cap (a line, an event, the stream), or the error of the
+// underlying reader.
 func (r *SSEReader) Next() (Event, error) {
 	for r.sc.Scan() {
 		line := r.sc.Bytes()
@@ -58,7 +62,7 @@ func (r *SSEReader) Next() (Event, error) {
 			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
 		}
 		if len(line) > MaxSSELine {
-			return Event{}, ErrSSETooLong
+			return Event{}, errLongLine()
 		}
 		if len(line) == 0 {
 			if ev, ok := r.dispatch(); ok {
@@ -82,7 +86,7 @@ func (r *SSEReader) Next() (Event, error) {
 			}
 			r.hasData = true
 			if r.data.Len()+len(value) > MaxSSEEvent {
-				return Event{}, ErrSSETooLong
+				return Event{}, OverCapError(fmt.Sprintf("an event of the model's reply exceeded %s", Size(MaxSSEEvent)))
 			}
 			r.data.Write(value)
 		case "id":
@@ -92,8 +96,11 @@ func (r *SSEReader) Next() (Event, error) {
 		}
 	}
 	if err := r.sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return Event{}, ErrSSETooLong
+		switch {
+		case errors.Is(err, bufio.ErrTooLong):
+			return Event{}, errLongLine()
+		case errors.Is(err, errStreamCap):
+			return Event{}, OverCapError(fmt.Sprintf("the model's reply exceeded %s as streamed", Size(int(r.count.max))))
 		}
 		return Event{}, err
 	}
@@ -101,6 +108,38 @@ func (r *SSEReader) Next() (Event, error) {
 		return ev, nil
 	}
 	return Event{}, io.EOF
+}
+
+func errLongLine() *Error {
+	return OverCapError(fmt.Sprintf("a line of the model's reply exceeded %s", Size(MaxSSELine)))
+}
+
+var errStreamCap = errors.New("sse: stream over its cap")
+
+// countingReader fails once more than max bytes were read (max <= 0: never).
+type countingReader struct {
+	r   io.Reader
+	n   int64
+	max int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if c.max > 0 && c.n >= c.max {
+		// One byte more than the cap tells a stream that ends exactly
+		// at it from one that goes on.
+		var one [1]byte
+		n, err := c.r.Read(one[:])
+		if n > 0 {
+			return 0, errStreamCap
+		}
+		return 0, err
+	}
+	if c.max > 0 && int64(len(p)) > c.max-c.n {
+		p = p[:c.max-c.n]
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // dispatch returns the pending event, if it has data, and starts a new one.

@@ -11,7 +11,7 @@ import (
 )
 
 func readAll(r io.Reader) ([]Event, error) {
-	sse := NewSSEReader(r)
+	sse := NewSSEReader(r, 0)
 	var evs []Event
 	for {
 		ev, err := sse.Next()
@@ -65,13 +65,13 @@ func TestSSEReader(t *testing.T) {
 func TestSSEReaderCaps(t *testing.T) {
 	t.Parallel()
 	long := "data: " + strings.Repeat("x", MaxSSELine) + "\n\n"
-	if _, err := readAll(strings.NewReader(long)); !errors.Is(err, ErrSSETooLong) {
-		t.Errorf("long line: err = %v, want ErrSSETooLong", err)
+	if _, err := readAll(strings.NewReader(long)); !errors.Is(err, ErrReplyTooLarge) || !strings.Contains(err.Error(), "a line of the model's reply exceeded 256 KiB") {
+		t.Errorf("long line: err = %v, want a line over its cap", err)
 	}
-	line := "data: " + strings.Repeat("x", 1<<19) + "\n"
-	many := strings.Repeat(line, MaxSSEEvent/(1<<19)+1) + "\n"
-	if _, err := readAll(strings.NewReader(many)); !errors.Is(err, ErrSSETooLong) {
-		t.Errorf("big event: err = %v, want ErrSSETooLong", err)
+	line := "data: " + strings.Repeat("x", 1<<16) + "\n"
+	many := strings.Repeat(line, MaxSSEEvent/(1<<16)+1) + "\n"
+	if _, err := readAll(strings.NewReader(many)); !errors.Is(err, ErrReplyTooLarge) || !strings.Contains(err.Error(), "an event of the model's reply exceeded 256 KiB") {
+		t.Errorf("big event: err = %v, want an event over its cap", err)
 	}
 	ok := "data: " + strings.Repeat("x", MaxSSELine-len("data: ")) + "\n\n"
 	if evs, err := readAll(strings.NewReader(ok)); err != nil || len(evs) != 1 {
