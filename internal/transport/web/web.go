@@ -1,20 +1,20 @@
 // Package web is shelldon's HTTP API: chat, audit and health, behind a
 // bearer token. It reaches the agent only through the core's calls; it holds
 // no model credential and renders nothing the model could word as an
-// approval.
+// approval. Every answer is JSON, an unclean path included; the server's
+// limits (timeouts, header and body caps, the connection cap of Listener)
+// are in server.go.
 package web
 
 import (
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
+	"path"
 	"strings"
-	"time"
 
 	"github.com/shelldon/shelldon/internal/core"
 )
@@ -99,9 +99,12 @@ func New(opts Options) (*Server, error) {
 	mux.Handle("POST /api/tools/{name}/{action}", s.auth(http.HandlerFunc(s.postToolAction)))
 	mux.Handle("GET /api/approvals/{id}", s.auth(http.HandlerFunc(s.getApproval)))
 	mux.Handle("POST /api/approvals/{id}", s.auth(http.HandlerFunc(s.postApproval)))
-	mux.Handle("/api/", s.auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	noEndpoint := s.auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
-	})))
+	}))
+	// "/api" as well as "/api/": without it the mux would redirect.
+	mux.Handle("/api", noEndpoint)
+	mux.Handle("/api/", noEndpoint)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "not found")
 	})
@@ -109,10 +112,34 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
+// ServeHTTP answers every request in JSON. A path that is not in its
+// clean form (an empty, "." or ".." segment, escaped or not) is refused
+// here, before the mux, which would redirect it to an HTML page.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
+	if r.Method == http.MethodConnect {
+		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "CONNECT is not served")
+		return
+	}
+	if !cleanPath(r.URL.EscapedPath()) || !cleanPath(r.URL.Path) {
+		writeError(w, http.StatusBadRequest, "bad_path", `the path is not in its clean form: no empty, "." or ".." segments`)
+		return
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// cleanPath reports whether p is absolute and path.Clean leaves it as it
+// is, but for a trailing slash: what ServeMux serves without a redirect.
+func cleanPath(p string) bool {
+	if !strings.HasPrefix(p, "/") {
+		return false
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
 }
 
 // auth requires the bearer token, compared in constant time.
@@ -126,6 +153,7 @@ func (s *Server) auth(next http.Handler) http.Handler {
 			writeError(w, http.StatusUnauthorized, "unauthorized", "a valid bearer token is required (Authorization: Bearer <token>)")
 			return
 		}
+		servingOwner(r)
 		next.ServeHTTP(w, r)
 	})
 }
@@ -140,8 +168,9 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, body)
 }
 
-// validChat reports whether name is 1-64 letters, digits or _.:@-.
-func validChat(name string) bool {
+// validName reports whether name, a chat's or a tool's, is 1-64 letters,
+// digits or _.:@-.
+func validName(name string) bool {
 	if len(name) == 0 || len(name) > 64 {
 		return false
 	}
@@ -161,13 +190,13 @@ type chatRequest struct {
 
 func (s *Server) postChat(w http.ResponseWriter, r *http.Request) {
 	var req chatRequest
-	if !decode(w, r, &req) {
+	if !decode(w, r, &req, maxChatBody) {
 		return
 	}
 	if req.Chat == "" {
 		req.Chat = "web"
 	}
-	if !validChat(req.Chat) {
+	if !validName(req.Chat) {
 		writeError(w, http.StatusBadRequest, "bad_request", `"chat" must be 1-64 letters, digits or _.:@-`)
 		return
 	}
@@ -290,7 +319,7 @@ func (s *Server) postSettings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req settingsRequest
-	if !decode(w, r, &req) {
+	if !decode(w, r, &req, maxSettingsBody) {
 		return
 	}
 	if len(req.Config) == 0 && len(req.Secrets) == 0 {
@@ -315,7 +344,7 @@ type decision struct {
 // postApproval decides a request and answers once the resumed turn ends.
 func (s *Server) postApproval(w http.ResponseWriter, r *http.Request) {
 	var d decision
-	if !decode(w, r, &d) {
+	if !decode(w, r, &d, maxDecisionBody) {
 		return
 	}
 	if d.Approve == nil {
@@ -347,74 +376,4 @@ func (s *Server) postApproval(w http.ResponseWriter, r *http.Request) {
 		out.Approvals = []core.ApprovalView{}
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-type auditEntry struct {
-	ID         int64     `json:"id"`
-	At         time.Time `json:"at"`
-	Chat       string    `json:"chat"`
-	Turn       int64     `json:"turn"`
-	Kind       string    `json:"kind"`
-	Tool       string    `json:"tool"`
-	Args       string    `json:"args"`
-	Summary    string    `json:"summary"`
-	OK         bool      `json:"ok"`
-	DurationMS int64     `json:"duration_ms"`
-}
-
-func (s *Server) getAudit(w http.ResponseWriter, r *http.Request) {
-	q := core.AuditQuery{Limit: 50, Chat: r.URL.Query().Get("chat")}
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			writeError(w, http.StatusBadRequest, "bad_request", `"limit" must be a number from 1 to 1000`)
-			return
-		}
-		q.Limit = n
-	}
-	entries, err := s.audit.Audit(r.Context(), q)
-	if err != nil {
-		s.log.Error("read audit", "err", err)
-		writeError(w, http.StatusInternalServerError, "internal", "could not read the audit trail")
-		return
-	}
-	out := make([]auditEntry, len(entries))
-	for i, e := range entries {
-		out[i] = auditEntry{e.ID, e.At.UTC(), e.Chat, e.Turn, e.Kind, e.Tool, e.Args, e.Summary, e.OK, e.Duration.Milliseconds()}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"audit": out})
-}
-
-// maxBody caps a request body.
-const maxBody = 1 << 20
-
-func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-		writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "send JSON (Content-Type: application/json)")
-		return false
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is over %d bytes", maxBody))
-			return false
-		}
-		writeError(w, http.StatusBadRequest, "bad_request", "invalid JSON body: "+err.Error())
-		return false
-	}
-	return true
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(true)
-	enc.Encode(v)
-}
-
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
 }

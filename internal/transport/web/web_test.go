@@ -18,9 +18,10 @@ import (
 const token = "0123456789abcdef0123456789abcdef"
 
 type fakeCore struct {
-	sent   []string
-	err    error
-	audits []store.AuditEntry
+	sent    []string
+	err     error
+	audits  []store.AuditEntry // newest first
+	queries []store.AuditQuery
 }
 
 func (f *fakeCore) Send(_ context.Context, chat, text string, _ core.Events) (core.Outcome, error) {
@@ -67,11 +68,20 @@ func (f *fakeCore) Decide(_ context.Context, id string, approve bool, _ string, 
 	return core.Outcome{Turn: 9, Reply: fmt.Sprintf("decided %s %v", id, approve)}, nil
 }
 
+// Audit selects as the store does from f.audits, newest (highest id)
+// first; it records each query.
 func (f *fakeCore) Audit(_ context.Context, q store.AuditQuery) ([]store.AuditEntry, error) {
-	if q.Limit < len(f.audits) {
-		return f.audits[:q.Limit], nil
+	f.queries = append(f.queries, q)
+	if f.err != nil {
+		return nil, f.err
 	}
-	return f.audits, nil
+	var out []store.AuditEntry
+	for _, e := range f.audits {
+		if (q.Chat == "" || e.Chat == q.Chat) && (q.Tool == "" || e.Tool == q.Tool) && (q.Turn == 0 || e.Turn == q.Turn) && (q.Before == 0 || e.ID < q.Before) && len(out) < q.Limit {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 func newServer(t *testing.T, f *fakeCore) *httptest.Server {
