@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -25,8 +24,13 @@ type Daemon struct {
 	bot    *telegram.Bot
 	source string // where the API token came from
 
-	// ExpireEvery is how often expired approvals are closed; default 30s.
+	// ExpireEvery is how often expired approvals are closed and the work a
+	// dead holder left (an 'approvals approve' killed beside the daemon)
+	// is taken over; default 5s, so recovery comes within 10 s of a death.
 	ExpireEvery time.Duration
+	// Grace is how long a stopping daemon waits for the work in flight
+	// before it cancels it (see drain.go); 0 means 10 s.
+	Grace time.Duration
 }
 
 // NewDaemon listens on listen ("" means server.listen) and builds the
@@ -53,59 +57,89 @@ func NewDaemon(a *App, listen string) (*Daemon, error) {
 	}
 	var handler http.Handler = api
 	if bot != nil && cfg.Telegram.WebhookURL != "" {
-		mux := http.NewServeMux()
-		mux.Handle("/telegram/webhook", bot.Handler())
-		mux.Handle("/", api)
-		handler = mux
+		// The webhook's exact path, everything else to the API; not a
+		// ServeMux, which would redirect an unclean path to an HTML page.
+		webhook := bot.Handler()
+		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/telegram/webhook" && r.URL.RawPath == "" {
+				webhook.ServeHTTP(w, r)
+				return
+			}
+			api.ServeHTTP(w, r)
+		})
+	}
+	// Connections take descriptors: the cap follows the open-file limit,
+	// raised first to the hard limit.
+	maxConns := web.MaxConns
+	if nofile := raiseOpenFiles(a.Log); nofile > 0 {
+		maxConns = web.MaxConnsFor(nofile)
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", listen, err)
 	}
+	srv, limited := web.NewHTTPServer(ln, handler, maxConns, a.Log)
+	a.Log.Info("http limits", "max_conns", maxConns, "header_timeout", web.HeaderTimeout, "read_timeout", web.ReadTimeout,
+		"idle_timeout", web.IdleTimeout, "write_timeout", web.WriteTimeout, "max_header_bytes", web.MaxHeaderBytes)
 	return &Daemon{
-		app: a, ln: ln, bot: bot, source: source, ExpireEvery: 30 * time.Second,
-		srv: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn)},
+		app: a, ln: limited, bot: bot, source: source, ExpireEvery: 5 * time.Second,
+		srv: srv,
 	}, nil
 }
 
 // Addr is the address the API listens on.
 func (d *Daemon) Addr() net.Addr { return d.ln.Addr() }
 
-// Run serves until ctx is done (then shuts down gracefully, waiting up to
-// 30 s for requests in flight) or the server fails.
+// Run serves until ctx is done or the server fails, then drains (see
+// drain.go): it takes no new work, waits up to Grace for the work in
+// flight, cancels what is left and waits for it to end. It returns only
+// then, so the App (and its store) can be closed after it.
 func (d *Daemon) Run(ctx context.Context) error {
 	a := d.app
 	cfg := a.current()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// The work runs under its own context, which the drain cancels after
+	// the grace; ctx's end only stops the intake.
+	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	f := newFlight()
+	d.srv.Handler = admit(d.srv.Handler, f, work)
+	botDone := make(chan struct{})
 	if d.bot != nil {
 		go func() {
-			if err := d.bot.Run(ctx); err != nil {
+			defer close(botDone)
+			if err := d.bot.Run(work); err != nil {
 				a.Log.Error("telegram stopped", "err", err)
 			}
 		}()
+	} else {
+		close(botDone)
 	}
 	a.Log.Info("shelldon serving", "addr", d.ln.Addr().String(), "token_from", d.source,
 		"provider", cfg.Provider.Kind, "model", cfg.Provider.Model, "version", versionString())
 	errc := make(chan error, 1)
 	go func() { errc <- d.srv.Serve(d.ln) }()
-	go d.approvalDuties(ctx)
+	f.run(func() { d.approvalDuties(ctx, work) })
+	var err error
 	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
+	case err = <-errc:
+		err = fmt.Errorf("serve: %w", err)
+		a.Log.Error("shutting down: the server failed", "err", err)
 	case <-ctx.Done():
+		a.Log.Info("shutting down")
 	}
-	a.Log.Info("shutting down")
-	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer scancel()
-	return d.srv.Shutdown(sctx)
+	d.drain(f, cancelWork, botDone)
+	return err
 }
 
 // approvalDuties finishes the requests a restart left between a decision
-// and its end, then closes expired ones every ExpireEvery until ctx ends.
-func (d *Daemon) approvalDuties(ctx context.Context) {
+// and its end, then closes expired ones every ExpireEvery until stop ends;
+// the work itself runs under work.
+func (d *Daemon) approvalDuties(stop, work context.Context) {
 	a := d.app
-	if n, err := a.Core.RecoverApprovals(ctx); err != nil {
+	if err := a.Core.RecoverTools(work); err != nil {
+		a.Log.Error("recover self-coded tools", "err", err)
+	}
+	if n, err := a.Core.RecoverApprovals(work); err != nil {
 		a.Log.Error("recover approvals", "err", err)
 	} else if n > 0 {
 		a.Log.Warn("resumed approvals a restart interrupted", "count", n)
@@ -114,17 +148,22 @@ func (d *Daemon) approvalDuties(ctx context.Context) {
 	defer tick.Stop()
 	for {
 		select {
-		case <-ctx.Done():
+		case <-stop.Done():
 			return
 		case <-tick.C:
-			if _, err := a.Core.ExpireApprovals(ctx); err != nil {
-				a.Log.Error("expire approvals", "err", err)
+			// Expires what is due, and takes over only what a dead holder
+			// left: this daemon's own work in flight holds its lease.
+			if n, err := a.Core.RecoverApprovals(work); err != nil {
+				a.Log.Error("recover approvals", "err", err)
+			} else if n > 0 {
+				a.Log.Warn("took over approvals whose holder stopped", "count", n)
 			}
 		}
 	}
 }
 
 // Close stops listening; a Daemon that never ran is released this way.
+// After Run it has nothing left to do: Run drained before it returned.
 func (d *Daemon) Close() error {
 	if err := d.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 		return err

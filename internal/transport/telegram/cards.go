@@ -107,16 +107,36 @@ func wholeRequest(a core.ApprovalView) (text string, argsCut bool) {
 	return text, !strings.Contains(a.Summary, strings.TrimSuffix(args, "\n"))
 }
 
-// onPress handles a button press. A stranger's press is answered "not
-// allowed" and decides nothing.
-func (b *Bot) onPress(q *callbackQuery) {
+// onPress handles a button press (update id in the journal). A
+// stranger's press is answered "not allowed" and decides nothing.
+func (b *Bot) onPress(id int64, q *callbackQuery) {
 	if !b.allowed[q.From.ID] {
 		b.stranger(&q.From)
 		b.spawn(func(ctx context.Context) { b.answer(ctx, q.ID, "Not allowed.") })
 		return
 	}
-	// Not queued behind the chat's turn: a press is served while a turn runs.
-	b.spawn(func(ctx context.Context) { b.press(ctx, q) })
+	b.spawnPress(id, q)
+}
+
+// spawnPress decides a press in its own goroutine: not queued behind the
+// chat's turn, a press is served while a turn runs. It is marked started
+// in the journal and removed once the decision and what it resumed are
+// delivered. A press the bot's stopping cut short is decided again at the
+// next start: a decision is taken once (the store refuses a second), so
+// that press at most learns it was already decided.
+func (b *Bot) spawnPress(id int64, q *callbackQuery) {
+	b.spawn(func(ctx context.Context) {
+		if err := b.journal.start(id); err != nil {
+			b.log.Error("telegram: the queue", "err", err)
+		}
+		b.press(ctx, q)
+		if ctx.Err() != nil {
+			return
+		}
+		if err := b.journal.done(id); err != nil {
+			b.log.Error("telegram: the queue", "err", err)
+		}
+	})
 }
 
 type decision struct {

@@ -34,13 +34,18 @@ Anything that changes the world (writing a file, running a command, fetching a U
 /cancel — cancel the running turn of this chat`
 
 // onMessage serves a message from an allowed sender: a command at once,
-// chat text in the chat's order. A stranger's message is dropped unanswered.
-func (b *Bot) onMessage(m *message) {
+// chat text (update id in the journal) in the chat's order. A stranger's
+// message is dropped unanswered.
+func (b *Bot) onMessage(id int64, m *message) {
 	if m.From == nil || m.From.IsBot {
 		return
 	}
 	if !b.allowed[m.From.ID] {
 		b.stranger(m.From)
+		return
+	}
+	if b.chatText(m) {
+		b.enqueue(&work{id: id, m: m})
 		return
 	}
 	text := strings.TrimSpace(m.Text)
@@ -50,18 +55,32 @@ func (b *Bot) onMessage(m *message) {
 		})
 		return
 	}
-	b.mu.Lock()
-	botName := b.username
-	b.mu.Unlock()
-	if cmd, args, ok := parseCommand(text, botName); ok {
-		if cmd == "" {
-			return // addressed to another bot
-		}
-		// Commands do not wait behind a running turn (/cancel must not).
-		b.spawn(func(ctx context.Context) { b.command(ctx, m, cmd, args) })
-		return
+	cmd, args, _ := parseCommand(text, b.botName())
+	if cmd == "" {
+		return // addressed to another bot
 	}
-	b.enqueue(m)
+	// Commands do not wait behind a running turn (/cancel must not).
+	b.spawn(func(ctx context.Context) { b.command(ctx, m, cmd, args) })
+}
+
+// chatText reports whether m is text for a turn from an allowed sender:
+// not empty, not a command.
+func (b *Bot) chatText(m *message) bool {
+	if m.From == nil || m.From.IsBot || !b.allowed[m.From.ID] {
+		return false
+	}
+	text := strings.TrimSpace(m.Text)
+	if text == "" {
+		return false
+	}
+	_, _, cmd := parseCommand(text, b.botName())
+	return !cmd
+}
+
+func (b *Bot) botName() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.username
 }
 
 // parseCommand splits "/name@bot args". ok is false for text that is not a
@@ -181,8 +200,10 @@ func (b *Bot) auditText(ctx context.Context) string {
 }
 
 // turn runs one chat message through the core, with the typing action
-// shown meanwhile, and sends the outcome.
-func (b *Bot) turn(ctx context.Context, m *message) {
+// shown meanwhile, and sends the outcome. It reports whether the turn ran
+// to its end and its outcome was delivered: false when ctx ended (the bot
+// stopping) before that; a /cancel of the owner's is an end.
+func (b *Bot) turn(ctx context.Context, m *message) bool {
 	id := m.Chat.ID
 	tctx, cancel := context.WithCancel(ctx)
 	done := b.setTurn(id, cancel)
@@ -191,11 +212,15 @@ func (b *Bot) turn(ctx context.Context, m *message) {
 	cancelled := tctx.Err() != nil && ctx.Err() == nil
 	stop()
 	done()
+	if ctx.Err() != nil {
+		return false
+	}
 	if err != nil && cancelled && out.Reply == "" {
 		b.sendText(ctx, id, "Cancelled.")
-		return
+	} else {
+		b.deliver(ctx, id, out, err)
 	}
-	b.deliver(ctx, id, out, err)
+	return ctx.Err() == nil
 }
 
 // typing shows "typing…" in a chat, renewed until stop is called.

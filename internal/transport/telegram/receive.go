@@ -14,14 +14,30 @@ import (
 	"time"
 )
 
-// poll receives updates by long polling until ctx ends.
-func (b *Bot) poll(ctx context.Context) error {
+// poll receives updates by long polling until ctx ends; last is the
+// highest update id the journal holds.
+func (b *Bot) poll(ctx context.Context, last int64) error {
 	offset := b.loadOffset()
+	if last > 0 {
+		offset = max(offset, last+1)
+	}
 	wait := b.minBackoff
 	for ctx.Err() == nil {
 		var raw []json.RawMessage
 		params := getUpdatesParams{Offset: offset, Timeout: int(b.pollTimeout / time.Second), AllowedUpdates: allowedUpdates}
 		err := b.api.call(ctx, "getUpdates", params, &raw, b.pollTimeout+15*time.Second)
+		if err == nil {
+			var batch []received
+			var next int64
+			batch, next, err = b.receive(raw, offset)
+			if next != offset {
+				offset = next
+				b.saveOffset(offset)
+			}
+			for _, r := range batch {
+				b.after(r.u, r.v)
+			}
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				break
@@ -39,30 +55,123 @@ func (b *Bot) poll(ctx context.Context) error {
 			continue
 		}
 		wait = b.minBackoff
-		next := offset
-		for _, r := range raw {
-			var u update
-			if err := json.Unmarshal(r, &u); err != nil {
-				// Skip it, but step past its id so that it is not fetched again.
-				var id struct {
-					UpdateID int64 `json:"update_id"`
-				}
-				json.Unmarshal(r, &id)
-				u = update{UpdateID: id.UpdateID}
-				b.log.Warn("telegram: skipping an update that does not decode", "update_id", id.UpdateID, "err", err)
-			} else {
-				b.handle(u)
-			}
-			next = max(next, u.UpdateID+1)
-		}
-		// The offset confirms the updates to Telegram: each is handled at
-		// most once, even across a crash.
-		if next != offset {
-			offset = next
-			b.saveOffset(offset)
-		}
 	}
 	return nil
+}
+
+// received is an update accepted and waiting for its confirmation.
+type received struct {
+	u update
+	v verdict
+}
+
+// receive accepts a batch of updates (see accept) and returns them with
+// the offset that confirms them; the caller saves it and only then
+// dispatches, so that no work starts before Telegram is told: each
+// update's work is stored once, and done once, even across a crash. An
+// update that cannot be stored ends the batch with an error, unconfirmed,
+// to be fetched again.
+func (b *Bot) receive(raw []json.RawMessage, offset int64) ([]received, int64, error) {
+	var batch []received
+	next := offset
+	waiting := map[int64]int{}
+	var err error
+	for _, r := range raw {
+		var u update
+		if derr := json.Unmarshal(r, &u); derr != nil {
+			// Skip it, but step past its id so that it is not fetched again.
+			var id struct {
+				UpdateID int64 `json:"update_id"`
+			}
+			json.Unmarshal(r, &id)
+			b.log.Warn("telegram: skipping an update that does not decode", "update_id", id.UpdateID, "err", derr)
+			next = max(next, id.UpdateID+1)
+			continue
+		}
+		v, aerr := b.accept(u, waiting)
+		if aerr != nil {
+			err = aerr
+			break
+		}
+		batch = append(batch, received{u, v})
+		next = max(next, u.UpdateID+1)
+	}
+	b.syncJournal()
+	return batch, next, err
+}
+
+// syncJournal makes the batch's new files durable. Each file was fsynced
+// before its rename; a failure here is logged and the batch confirmed.
+func (b *Bot) syncJournal() {
+	if err := b.journal.sync(); err != nil {
+		b.log.Error("telegram: sync the queue directory", "err", err)
+	}
+}
+
+// isWork reports whether u asks for a turn or a decision: such an update
+// is stored in the journal before Telegram is told it arrived.
+func (b *Bot) isWork(u update) bool {
+	switch {
+	case u.CallbackQuery != nil:
+		return b.allowed[u.CallbackQuery.From.ID]
+	case u.Message != nil:
+		return b.chatText(u.Message)
+	}
+	return false
+}
+
+// accept decides what becomes of a received update before it is
+// confirmed to Telegram: a duplicate is dropped (skip), work is stored in
+// the journal, a message for a chat whose queue is full is refused (its
+// sender is told at dispatch). An error means it could not be stored:
+// it must not be confirmed. waiting counts the messages this batch
+// already queued per chat, not yet dispatched.
+func (b *Bot) accept(u update, waiting map[int64]int) (v verdict, err error) {
+	if b.duplicate(u.UpdateID) || b.journal.has(u.UpdateID) {
+		return skip, nil
+	}
+	if !b.isWork(u) {
+		return dispatch, nil
+	}
+	if m := u.Message; m != nil {
+		b.mu.Lock()
+		n := waiting[m.Chat.ID]
+		if q := b.queues[m.Chat.ID]; q != nil {
+			n += len(q.msgs)
+		}
+		b.mu.Unlock()
+		if n >= maxQueued {
+			return refuse, nil
+		}
+		waiting[m.Chat.ID]++
+	}
+	if err := b.journal.add(u); err != nil {
+		b.forget(u.UpdateID)
+		return skip, err
+	}
+	return dispatch, nil
+}
+
+// verdict is what accept decided for an update.
+type verdict int
+
+const (
+	dispatch verdict = iota // handle it
+	skip                    // a duplicate
+	refuse                  // its chat's queue is full: tell the sender
+)
+
+// after carries out accept's verdict once the update is confirmed.
+func (b *Bot) after(u update, v verdict) {
+	switch v {
+	case dispatch:
+		b.handle(u)
+	case refuse:
+		id := u.Message.Chat.ID
+		b.spawn(func(ctx context.Context) {
+			b.sendHTML(ctx, id, "Too many messages are waiting for this chat; this one was dropped. /cancel stops the running turn.", nil)
+		})
+	}
 }
 
 func (b *Bot) loadOffset() int64 {
@@ -81,7 +190,9 @@ func (b *Bot) loadOffset() int64 {
 	return n
 }
 
-// saveOffset writes the offset file atomically, mode 0600.
+// saveOffset writes the offset file atomically and durably, mode 0600:
+// it must outlive the work it confirms (a lost offset would fetch again
+// updates whose work is done and gone from the journal).
 func (b *Bot) saveOffset(n int64) {
 	if b.opts.OffsetFile == "" {
 		return
@@ -90,6 +201,9 @@ func (b *Bot) saveOffset(n int64) {
 	f, err := os.CreateTemp(dir, ".telegram-offset-*")
 	if err == nil {
 		_, err = f.WriteString(strconv.FormatInt(n, 10) + "\n")
+		if err == nil {
+			err = f.Sync()
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -98,6 +212,9 @@ func (b *Bot) saveOffset(n int64) {
 		}
 		if err == nil {
 			err = os.Rename(f.Name(), b.opts.OffsetFile)
+		}
+		if err == nil {
+			err = journal{dir: dir}.sync()
 		}
 		if err != nil {
 			os.Remove(f.Name())
@@ -139,7 +256,20 @@ func (b *Bot) Handler() http.Handler {
 			w.WriteHeader(http.StatusOK)
 			return
 		}
-		b.handle(u)
+		// Stored before it is acknowledged; one at a time, so that a
+		// chat's queue limit holds.
+		b.acceptMu.Lock()
+		v, err := b.accept(u, map[int64]int{})
+		if err == nil {
+			b.syncJournal()
+			b.after(u, v)
+		}
+		b.acceptMu.Unlock()
+		if err != nil {
+			b.log.Error("telegram: could not store a webhook update; Telegram sends it again", "update_id", u.UpdateID, "err", err)
+			http.Error(w, "not stored", http.StatusInternalServerError)
+			return
+		}
 		w.WriteHeader(http.StatusOK)
 	})
 }

@@ -59,8 +59,13 @@ type Options struct {
 	// OffsetFile keeps the getUpdates offset across restarts (mode 0600);
 	// "" keeps it in memory only.
 	OffsetFile string
-	Status     func() string   // the text of /status; nil: a short default
-	Webhook    *WebhookOptions // nil: long polling
+	// QueueDir keeps the work received and not yet done (see journal):
+	// an update that asks for a turn or a decision is confirmed to
+	// Telegram only once it is stored here. "" keeps it in memory only,
+	// and a restart loses it.
+	QueueDir string
+	Status   func() string   // the text of /status; nil: a short default
+	Webhook  *WebhookOptions // nil: long polling
 }
 
 // WebhookOptions switch the bot to webhook mode: Telegram posts updates to
@@ -83,23 +88,37 @@ type Bot struct {
 	minBackoff  time.Duration
 	maxBackoff  time.Duration
 
-	mu        sync.Mutex
-	ctx       context.Context // Run's; nil before Run
-	stopping  bool
-	username  string
-	queues    map[int64]*queue             // chat id -> messages waiting for their turn
-	turns     map[int64]context.CancelFunc // chat id -> cancel of its running turn
-	strangers map[int64]bool               // user ids already logged
-	carded    map[string]bool              // request ids shown as a card
-	seen      map[int64]bool               // recent update ids, against duplicates
-	seenOrder []int64
-	wg        sync.WaitGroup
+	journal  journal
+	acceptMu sync.Mutex // one update at a time from receiving to its queue
+
+	mu         sync.Mutex
+	ctx        context.Context    // the turns' context, Run's; nil before Run
+	cancelWork context.CancelFunc // cancels ctx
+	stopRecv   context.CancelFunc // stops receiving; nil before Run
+	done       chan struct{}      // closed when Run returns
+	stopping   bool               // no new work is started
+	username   string
+	queues     map[int64]*queue             // chat id -> work waiting for its turn
+	turns      map[int64]context.CancelFunc // chat id -> cancel of its running turn
+	strangers  map[int64]bool               // user ids already logged
+	carded     map[string]bool              // request ids shown as a card
+	seen       map[int64]bool               // recent update ids, against duplicates
+	seenOrder  []int64
+	wg         sync.WaitGroup
 }
 
-// queue holds a chat's messages in arrival order.
+// queue holds a chat's work in arrival order.
 type queue struct {
-	msgs    []*message
+	msgs    []*work
 	running bool
+}
+
+// work is a chat message waiting for its turn, under its update id in the
+// journal.
+type work struct {
+	id          int64
+	m           *message
+	interrupted bool // a restart cut its turn short: the owner is told, it is not run again
 }
 
 const (
@@ -150,6 +169,7 @@ func New(opts Options) (*Bot, error) {
 		minBackoff: time.Second, maxBackoff: time.Minute,
 		queues: map[int64]*queue{}, turns: map[int64]context.CancelFunc{}, strangers: map[int64]bool{},
 		carded: map[string]bool{}, seen: map[int64]bool{},
+		journal: journal{dir: opts.QueueDir}, done: make(chan struct{}),
 	}
 	for _, id := range opts.AllowedUsers {
 		b.allowed[id] = true
@@ -191,100 +211,14 @@ func (b *Bot) Check(ctx context.Context) (string, error) {
 	return "@" + me.Username, nil
 }
 
-// Run registers the commands and then receives updates, by long polling or
-// through the webhook, until ctx ends; it then waits for the updates in
-// hand. Transient API failures are retried with backoff; only a token the
-// API refuses ends it early, with an error.
-func (b *Bot) Run(ctx context.Context) error {
-	b.mu.Lock()
-	if b.ctx != nil {
-		b.mu.Unlock()
-		return errors.New("telegram: Run was already called")
-	}
-	b.ctx = ctx
-	b.mu.Unlock()
-	defer func() {
-		b.mu.Lock()
-		b.stopping = true
-		b.mu.Unlock()
-		b.wg.Wait()
-	}()
-	if len(b.allowed) == 0 {
-		b.log.Warn("telegram: telegram.allowed_users is empty, so the bot answers nobody; add your user id (a stranger's id is logged when they write)")
-	}
-	me, err := b.getMe(ctx)
-	if err != nil || ctx.Err() != nil {
-		return err
-	}
-	b.mu.Lock()
-	b.username = me.Username
-	b.mu.Unlock()
-	mode := "long polling"
-	if b.opts.Webhook != nil {
-		mode = "webhook"
-	}
-	b.log.Info("telegram: bot connected", "bot", "@"+me.Username, "mode", mode, "allowed_users", len(b.allowed))
-	if err := b.api.do(ctx, "setMyCommands", setMyCommandsParams{Commands: commands}, nil); err != nil && ctx.Err() == nil {
-		b.log.Warn("telegram: register the commands", "err", err)
-	}
-	if w := b.opts.Webhook; w != nil {
-		params := setWebhookParams{URL: w.URL, SecretToken: w.SecretToken, AllowedUpdates: allowedUpdates}
-		if err := b.until(ctx, "setWebhook", func() error { return b.api.call(ctx, "setWebhook", params, nil, 0) }); err != nil {
-			return err
-		}
-		<-ctx.Done()
-		return nil
-	}
-	// getUpdates is refused while a webhook is set.
-	if err := b.until(ctx, "deleteWebhook", func() error {
-		return b.api.call(ctx, "deleteWebhook", deleteWebhookParams{}, nil, 0)
-	}); err != nil {
-		return err
-	}
-	return b.poll(ctx)
-}
-
-func (b *Bot) getMe(ctx context.Context) (user, error) {
-	var me user
-	err := b.until(ctx, "getMe", func() error { return b.api.call(ctx, "getMe", struct{}{}, &me, 0) })
-	return me, err
-}
-
-// until retries f with backoff until it succeeds, fails fatally (the token
-// is refused) or ctx ends (nil then).
-func (b *Bot) until(ctx context.Context, what string, f func() error) error {
-	wait := b.minBackoff
-	for {
-		err := f()
-		switch {
-		case err == nil, ctx.Err() != nil:
-			return nil
-		case fatal(err):
-			return fmt.Errorf("telegram: the Bot API refused the token (check telegram.token_env): %w", err)
-		}
-		d := wait
-		if ra := retryAfter(err); ra > 0 {
-			d = ra
-		}
-		b.log.Warn("telegram: API call failed; retrying", "method", what, "err", err, "retry_in", d)
-		if !sleep(ctx, d) {
-			return nil
-		}
-		wait = min(wait*2, b.maxBackoff)
-	}
-}
-
-// handle routes one update. It never blocks on a turn: turns and presses run
-// in their own goroutines.
+// handle routes one update that was accepted (see accept). It never
+// blocks on a turn: turns and presses run in their own goroutines.
 func (b *Bot) handle(u update) {
-	if b.duplicate(u.UpdateID) {
-		return
-	}
 	switch {
 	case u.CallbackQuery != nil:
-		b.onPress(u.CallbackQuery)
+		b.onPress(u.UpdateID, u.CallbackQuery)
 	case u.Message != nil:
-		b.onMessage(u.Message)
+		b.onMessage(u.UpdateID, u.Message)
 	}
 }
 
@@ -302,6 +236,14 @@ func (b *Bot) duplicate(id int64) bool {
 		b.seenOrder = b.seenOrder[1:]
 	}
 	return false
+}
+
+// forget takes an update id out of the recent ones: it was not accepted
+// and comes again.
+func (b *Bot) forget(id int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.seen, id)
 }
 
 // stranger logs a user who is not allowed, once per user id, without what
@@ -345,46 +287,77 @@ func (b *Bot) recover() {
 }
 
 // enqueue queues a chat message behind the chat's earlier ones; each chat's
-// messages run one at a time, in order, and chats run side by side.
-func (b *Bot) enqueue(m *message) {
-	id := m.Chat.ID
+// messages run one at a time, in order, and chats run side by side. While
+// the bot stops, nothing new starts: the message waits in the journal.
+func (b *Bot) enqueue(w *work) {
+	id := w.m.Chat.ID
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	q := b.queues[id]
 	if q == nil {
 		q = &queue{}
 		b.queues[id] = q
 	}
-	full := len(q.msgs) >= maxQueued
-	if !full {
-		q.msgs = append(q.msgs, m)
-		if !q.running && b.spawnLocked(func(ctx context.Context) { b.drain(ctx, id) }) {
-			q.running = true
-		}
-	}
-	b.mu.Unlock()
-	if full {
-		b.spawn(func(ctx context.Context) {
-			b.sendHTML(ctx, id, "Too many messages are waiting for this chat; this one was dropped. /cancel stops the running turn.", nil)
-		})
+	q.msgs = append(q.msgs, w)
+	if !q.running && b.spawnLocked(func(ctx context.Context) { b.runQueue(ctx, id) }) {
+		q.running = true
 	}
 }
 
-func (b *Bot) drain(ctx context.Context, id int64) {
+// runQueue runs a chat's queue until it is empty or the bot stops.
+func (b *Bot) runQueue(ctx context.Context, id int64) {
 	for {
 		b.mu.Lock()
 		q := b.queues[id]
-		if len(q.msgs) == 0 || ctx.Err() != nil {
-			delete(b.queues, id)
+		if len(q.msgs) == 0 || b.stopping || ctx.Err() != nil {
+			q.running = false
+			if len(q.msgs) == 0 {
+				delete(b.queues, id)
+			}
 			b.mu.Unlock()
 			return
 		}
-		m := q.msgs[0]
+		w := q.msgs[0]
 		q.msgs = q.msgs[1:]
 		b.mu.Unlock()
 		func() {
 			defer b.recover()
-			b.turn(ctx, m)
+			b.work(ctx, w)
 		}()
+	}
+}
+
+// work does one queued message: its turn, marked started in the journal
+// first and removed once the outcome is delivered. A turn the bot's
+// stopping cut short stays marked started, and the next start tells the
+// owner (interrupted) rather than running it again: it may have done part
+// of its work, or all of it with the reply lost.
+func (b *Bot) work(ctx context.Context, w *work) {
+	if w.interrupted {
+		b.interrupted(ctx, w)
+		return
+	}
+	if err := b.journal.start(w.id); err != nil {
+		b.log.Error("telegram: the queue", "err", err)
+	}
+	if !b.turn(ctx, w.m) {
+		return
+	}
+	if err := b.journal.done(w.id); err != nil {
+		b.log.Error("telegram: the queue", "err", err)
+	}
+}
+
+// interrupted tells the owner that a restart cut short the turn of a
+// message; once told, the message is done.
+func (b *Bot) interrupted(ctx context.Context, w *work) {
+	text := fmt.Sprintf("⚠️ shelldon restarted while working on your message “%s”, so its turn did not finish. "+
+		"If you got no answer to it, send it again.", escapeHTML(oneLine(w.m.Text, 80)))
+	if b.sendHTML(ctx, w.m.Chat.ID, text, nil) == 0 {
+		return // told at the next start
+	}
+	if err := b.journal.done(w.id); err != nil {
+		b.log.Error("telegram: the queue", "err", err)
 	}
 }
 
