@@ -1,11 +1,69 @@
 #!/usr/bin/env bash
 # Runs shelldon's benchmarks and writes docs/PERFORMANCE.md (method, machine,
 # figures). Figures are measured, never asserted in tests.
+#
+#   scripts/bench.sh        every benchmark but the soak (a few minutes); the
+#                           soak's section of PERFORMANCE.md is kept as it is
+#   scripts/bench.sh soak   only the memory soak: SOAK_TURNS turns (default
+#                           8000, about 5 minutes on a desktop core) through
+#                           one daemon; rewrites the soak's section only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=docs/PERFORMANCE.md
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
+
+# metric NAME UNIT: the value reported with that unit on the benchmark's line.
+metric() {
+  awk -v n="$1" -v u="$2" '$1 ~ "^"n"(-[0-9]+)?$" { for (i = 3; i < NF; i++) if ($(i+1) == u) print $i }' "$raw"
+}
+
+if [ "${1:-}" = soak ]; then
+  turns=${SOAK_TURNS:-8000}
+  started=$(date +%s)
+  SHELLDON_SOAK_TURNS=$turns go test -run '^$' -bench '^BenchmarkSoakRSS$' -benchtime 1x -count 1 -timeout 0 ./cmd/shelldon | grep '^Benchmark' >>"$raw"
+  took=$(( $(date +%s) - started ))
+  section=$(mktemp)
+  trap 'rm -f "$raw" "$section"' EXIT
+  cat >"$section" <<SOAK
+<!-- soak:begin -->
+## Memory over many turns
+
+Written by \`scripts/bench.sh soak\` on $(date -u +%Y-%m-%d) ($(nproc) cores, $(go version | cut -d' ' -f3)),
+in $(( took / 60 )) min $(( took % 60 )) s. Nothing here is asserted by the test suite.
+
+Method: \`BenchmarkSoakRSS\` (\`cmd/shelldon/bench_soak_test.go\`) starts one \`shelldon serve\`
+(the real binary, its own memory limit, CGO off) against a scripted provider on 127.0.0.1
+that answers every call at once, and sends it ${turns} turns through \`POST /api/chat\`, one
+after another, over four chats (each turn a worker in the sandbox, one model call, history and
+usage committed to SQLite). After each of the 21 turns ending at turn 200, and
+after each of the 21 turns ending at turn ${turns}, it reads \`VmRSS\` and \`RssAnon\` of the
+daemon from \`/proc/<pid>/status\`; the table gives the median of each set of 21 readings and
+their range (min – max). The target is growth within 5 MiB.
+
+| measure | at turn 200: median (min – max) | at turn ${turns}: median (min – max) | growth of the median |
+|---|---|---|---|
+| daemon VmRSS | $(metric BenchmarkSoakRSS VmRSS-early-p50-MB) ($(metric BenchmarkSoakRSS VmRSS-early-min-MB) – $(metric BenchmarkSoakRSS VmRSS-early-max-MB)) MB | $(metric BenchmarkSoakRSS VmRSS-late-p50-MB) ($(metric BenchmarkSoakRSS VmRSS-late-min-MB) – $(metric BenchmarkSoakRSS VmRSS-late-max-MB)) MB | $(metric BenchmarkSoakRSS VmRSS-growth-MB) MB |
+| daemon RssAnon | $(metric BenchmarkSoakRSS RssAnon-early-p50-MB) ($(metric BenchmarkSoakRSS RssAnon-early-min-MB) – $(metric BenchmarkSoakRSS RssAnon-early-max-MB)) MB | $(metric BenchmarkSoakRSS RssAnon-late-p50-MB) ($(metric BenchmarkSoakRSS RssAnon-late-min-MB) – $(metric BenchmarkSoakRSS RssAnon-late-max-MB)) MB | $(metric BenchmarkSoakRSS RssAnon-growth-MB) MB |
+| turn, request to reply, p50 / p99 over all turns | | $(metric BenchmarkSoakRSS p50-ms) / $(metric BenchmarkSoakRSS p99-ms) ms | |
+
+\`\`\`
+$(cat "$raw")
+\`\`\`
+<!-- soak:end -->
+SOAK
+  if grep -q '<!-- soak:begin -->' "$out"; then
+    awk -v f="$section" '
+      /<!-- soak:begin -->/ { while ((getline l < f) > 0) print l; skip = 1; next }
+      /<!-- soak:end -->/ { skip = 0; next }
+      !skip' "$out" >"$out.tmp"
+  else
+    { cat "$out"; echo; cat "$section"; } >"$out.tmp"
+  fi
+  mv "$out.tmp" "$out"
+  echo "wrote the soak's section of $out (${turns} turns, ${took} s)"
+  exit 0
+fi
 
 bench() { # name benchtime [package]
   go test -run '^$' -bench "^$1\$" -benchtime "$2" -count 1 "${3:-./cmd/shelldon}" | grep '^Benchmark' >>"$raw"
@@ -21,18 +79,15 @@ bench 'BenchmarkGate/.*' 30x
 bench 'BenchmarkTurnWithLiveTools/.*' 50x
 bench BenchmarkSelfToolCall 50x
 
-# metric NAME UNIT: the value reported with that unit on the benchmark's line.
-metric() {
-  awk -v n="$1" -v u="$2" '$1 ~ "^"n"(-[0-9]+)?$" { for (i = 3; i < NF; i++) if ($(i+1) == u) print $i }' "$raw"
-}
-
 # ms NAME: the ns/op of the benchmark, in milliseconds.
 ms() {
   awk -v n="$1" '$1 ~ "^"n"(-[0-9]+)?$" { printf "%.2f", $3 / 1e6 }' "$raw"
 }
 
-# The test command's section (scripts/testtime.sh) is kept as it is.
+# The test command's section (scripts/testtime.sh) and the soak's
+# (scripts/bench.sh soak) are kept as they are.
 kept=$(sed -n '/<!-- testtime:begin -->/,/<!-- testtime:end -->/p' "$out" 2>/dev/null || true)
+soak=$(sed -n '/<!-- soak:begin -->/,/<!-- soak:end -->/p' "$out" 2>/dev/null || true)
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 mem=$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)
@@ -68,6 +123,7 @@ on 127.0.0.1 that answers at once):
 - **One-shot chat**: wall time of \`shelldon chat -m hi\` (load config, open the store, one
   turn with a worker, exit), 50 runs; peak RSS is the process's \`ru_maxrss\`.
 - **Binary size**: \`go build -trimpath -ldflags="-s -w"\` with \`CGO_ENABLED=0\`.
+- **Memory over many turns**: \`scripts/bench.sh soak\`, in its own section below.
 
 ## Figures
 
@@ -109,6 +165,10 @@ be several times longer there (memory figures carry over closely).
 $(cat "$raw")
 \`\`\`
 HDR
+if [ -n "$soak" ]; then
+  echo
+  echo "$soak"
+fi
 if [ -n "$kept" ]; then
   echo
   echo "$kept"

@@ -168,6 +168,7 @@ func (e cmdEnv) chatCmd() *cobra.Command {
 			if err := harden(); err != nil {
 				return err
 			}
+			setMemoryLimit(e.environ, a.Log)
 			term := &cli.Terminal{
 				Chat: a.Core, Decider: a.Core, ChatName: chat, In: e.stdin, Out: e.stdout, Err: e.stderr,
 				HistoryFile: a.Config.Path(historyFile),
@@ -207,6 +208,7 @@ func (e cmdEnv) serveCmd() *cobra.Command {
 			if err := harden(); err != nil {
 				return err
 			}
+			setMemoryLimit(e.environ, a.Log)
 			d, err := NewDaemon(a, listen)
 			if err != nil {
 				return err

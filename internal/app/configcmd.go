@@ -36,7 +36,7 @@ func (e cmdEnv) configCmd() *cobra.Command {
 				line, _ := bufio.NewReader(e.stdin).ReadString('\n')
 				value = strings.TrimRight(line, "\r\n")
 			}
-			if err := config.SetSecret(home, args[0], value); err != nil {
+			if err := config.SetSecret(home, e.environ, args[0], value); err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "Saved %s in %s/.env. A running daemon picks it up at the next settings change or restart.\n", args[0], home)
@@ -110,6 +110,11 @@ func (e cmdEnv) configSetCmd() *cobra.Command {
 			if len(diff) == 0 {
 				fmt.Fprintf(e.stdout, "Nothing changed: %s already has that value.\n", args[0])
 				return nil
+			}
+			// What serve would build from it: a chain it refuses is
+			// never written.
+			if _, err := buildProviders(o.After); err != nil {
+				return fmt.Errorf("nothing changed: %s would make the config unusable:\n%w", args[0], err)
 			}
 			if err := o.Write(); err != nil {
 				return err

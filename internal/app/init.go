@@ -68,31 +68,32 @@ func (e cmdEnv) initCmd() *cobra.Command {
 			if !cmd.Flags().Changed("api-key-env") {
 				keyEnv = p.keyEnv
 			}
-			if err := os.MkdirAll(filepath.Join(home, workspaceDir), 0o700); err != nil {
-				return fmt.Errorf("create home: %w", err)
+			// Everything is asked and checked before anything is written:
+			// a refused flag or key leaves the home as it was.
+			secrets := map[string]string{}
+			askKey := keyEnv != "" && lookupEnv(e.environ, keyEnv) == ""
+			if askKey && interactive {
+				key, err := readSecret(fmt.Sprintf("Paste your %s (stored in %s/.env, mode 0600; empty to skip): ", keyEnv, home))
+				if err != nil {
+					return err
+				}
+				if key != "" {
+					secrets[keyEnv] = key
+				}
 			}
-			if err := os.Chmod(home, 0o700); err != nil {
-				return fmt.Errorf("secure home: %w", err)
+			files, err := config.PrepareInit(home, e.environ, p.kind, model, baseURL, keyEnv, secrets)
+			if err != nil {
+				return fmt.Errorf("nothing written: %w", err)
 			}
-			if err := config.WriteFileAtomic(cfgPath, config.InitTemplate(p.kind, model, baseURL, keyEnv), 0o600); err != nil {
+			if err := files.Write(workspaceDir); err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "Wrote %s (provider %s, model %s).\n", cfgPath, prov, model)
-			if keyEnv != "" && lookupEnv(e.environ, keyEnv) == "" {
-				if interactive {
-					key, err := readSecret(fmt.Sprintf("Paste your %s (stored in %s/.env, mode 0600; empty to skip): ", keyEnv, home))
-					if err != nil {
-						return err
-					}
-					if key != "" {
-						if err := config.SetSecret(home, keyEnv, key); err != nil {
-							return err
-						}
-						fmt.Fprintf(e.stdout, "Saved %s in %s/.env.\n", keyEnv, home)
-					}
-				} else {
-					fmt.Fprintf(e.stdout, "Set %s in your environment or in %s/.env (mode 0600).\n", keyEnv, home)
-				}
+			switch {
+			case len(secrets) > 0:
+				fmt.Fprintf(e.stdout, "Saved %s in %s/.env.\n", keyEnv, home)
+			case askKey:
+				fmt.Fprintf(e.stdout, "Set %s in your environment or in %s/.env (mode 0600): shelldon config set-secret %s\n", keyEnv, home, keyEnv)
 			}
 			fmt.Fprintln(e.stdout, "Next: `shelldon doctor` checks the setup; `shelldon chat` starts a chat.")
 			return nil

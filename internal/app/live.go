@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"sync/atomic"
 
@@ -54,6 +55,12 @@ func (a *App) apply(cfg *config.Config, keys *provider.KeyBinding) error {
 	if err != nil {
 		return err
 	}
+	a.install(cfg, providers)
+	return nil
+}
+
+// install makes cfg, with providers built for it, the config in force.
+func (a *App) install(cfg *config.Config, providers []provider.Provider) {
 	a.model.set(broker.NewChain(providers, broker.Options{Logger: a.Log}))
 	a.Core.Tune(core.Tuning{
 		Limits: contracts.Limits{MaxToolCalls: cfg.Agent.MaxToolCalls, Budget: cfg.Agent.TurnBudget.D(),
@@ -65,17 +72,6 @@ func (a *App) apply(cfg *config.Config, keys *provider.KeyBinding) error {
 	a.Redactor.set(redact.New(cfg.Secrets()...))
 	a.setConfig(cfg, providers)
 	a.Log.Info("config applied", "provider", cfg.Provider.Kind, "model", cfg.Provider.Model)
-	return nil
-}
-
-// applyOwner makes cfg, a config the owner wrote, the config in force,
-// with the keys bound where cfg points them.
-func (a *App) applyOwner(cfg *config.Config) error {
-	keys, err := keyBinding(cfg)
-	if err != nil {
-		return err
-	}
-	return a.apply(cfg, keys)
 }
 
 // configure carries out an owner-approved update_config (the core checked
@@ -85,6 +81,8 @@ func (a *App) applyOwner(cfg *config.Config) error {
 // keys bound as the config before the change bound them: the agent's
 // change never decides where a key may go.
 func (a *App) configure(_ context.Context, raw json.RawMessage) ([]string, error) {
+	a.settingsMu.Lock()
+	defer a.settingsMu.Unlock()
 	var changes map[string]any
 	if err := json.Unmarshal(raw, &changes); err != nil {
 		return nil, fmt.Errorf("changes: %w", err)
@@ -105,22 +103,6 @@ func (a *App) configure(_ context.Context, raw json.RawMessage) ([]string, error
 		return nil, err
 	}
 	if err := a.apply(o.After, keys); err != nil {
-		return nil, err
-	}
-	return o.Diff(), nil
-}
-
-// changeConfig is the owner's change (the settings API): any key, the
-// keys bound where the new config points them.
-func (a *App) changeConfig(changes map[string]any) ([]string, error) {
-	o, err := config.PrepareOverlay(a.current().Home, a.environ, changes)
-	if err != nil {
-		return nil, err
-	}
-	if err := o.Write(); err != nil {
-		return nil, err
-	}
-	if err := a.applyOwner(o.After); err != nil {
 		return nil, err
 	}
 	return o.Diff(), nil
@@ -170,35 +152,41 @@ func (a *App) Settings() map[string]any {
 }
 
 // ApplySettings is POST /api/settings: the owner's secrets go to .env
-// (0600, never echoed), the config changes to config.local.yaml, validated
-// first; both apply at once.
+// (0600, never echoed), the config changes to config.local.yaml; both
+// apply at once. Everything is checked before anything is written
+// (config.PrepareSettings: names, values, the config as it would load
+// with both files; then the provider chain it would build), so a refused
+// change leaves config.yaml, config.local.yaml and .env as they were.
 func (a *App) ApplySettings(_ context.Context, changes map[string]any, secrets map[string]string) ([]string, error) {
-	home := a.current().Home
-	for name, value := range secrets {
-		if err := config.SetSecret(home, name, value); err != nil {
-			return nil, err
-		}
+	a.settingsMu.Lock()
+	defer a.settingsMu.Unlock()
+	o, err := config.PrepareSettings(a.current().Home, a.environ, changes, secrets)
+	if err != nil {
+		return nil, err
 	}
-	var diff []string
-	if len(changes) > 0 {
-		d, err := a.changeConfig(changes)
-		if err != nil {
-			return nil, err
-		}
-		diff = d
-	} else if len(secrets) > 0 {
-		cfg, err := config.Load(home, a.environ)
-		if err != nil {
-			return nil, err
-		}
-		if err := a.applyOwner(cfg); err != nil {
-			return nil, err
-		}
+	providers, err := buildProviders(o.After)
+	if err != nil {
+		return nil, err
 	}
-	for name := range secrets {
+	if err := o.Write(); err != nil {
+		return nil, err
+	}
+	a.install(o.After, providers)
+	diff := o.Diff()
+	for _, name := range sortedNames(secrets) {
 		diff = append(diff, "secret "+name+": set")
 	}
 	return diff, nil
+}
+
+// sortedNames are the keys of m in order.
+func sortedNames(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // providerNames are the names of the providers cfg configures.

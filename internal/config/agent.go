@@ -32,10 +32,13 @@ var ErrCurrentConfig = errors.New("config: the current config does not load; the
 // variable is set is not checked, and values are never compared with a
 // secret (Config.forAgent).
 func PrepareAgentOverlay(home string, environ []string, changes map[string]any) (*Overlay, error) {
+	if err := checkChanges(changes); err != nil {
+		return nil, err
+	}
 	if err := contracts.CheckAgentConfig(changes); err != nil {
 		return nil, err
 	}
-	before, err := loadWith(home, environ, nil, true)
+	before, err := loadWith(home, environ, candidate{forAgent: true})
 	if err != nil {
 		return nil, ErrCurrentConfig
 	}
@@ -43,7 +46,7 @@ func PrepareAgentOverlay(home string, environ []string, changes map[string]any) 
 	if err != nil {
 		return nil, err
 	}
-	o, err := prepare(before, environ, resolved)
+	o, err := prepare(before, environ, resolved, nil)
 	if err != nil {
 		return nil, err
 	}

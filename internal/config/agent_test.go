@@ -219,7 +219,7 @@ func TestAgentNameIsAmbiguous(t *testing.T) {
 func TestSameEndpointsIsASafetyNet(t *testing.T) {
 	t.Parallel()
 	h := ownerHome(t)
-	before, err := loadWith(h, ownerEnv, nil, true)
+	before, err := loadWith(h, ownerEnv, candidate{forAgent: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestSameEndpointsIsASafetyNet(t *testing.T) {
 		`{"fallback": [{"kind": "openai", "base_url": "http://127.0.0.1:11434/v1", "api_key_env": "OPENAI_API_KEY"}]}`,
 		`{"provider": {"kind": "openai"}, "fallback": []}`,
 	} {
-		o, err := prepare(before, ownerEnv, changesOf(t, raw))
+		o, err := prepare(before, ownerEnv, changesOf(t, raw), nil)
 		if err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}

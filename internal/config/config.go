@@ -31,6 +31,10 @@ const (
 	EnvAPIToken = "SHELLDON_API_TOKEN"
 )
 
+// MinAPIToken is the shortest bearer token the HTTP API accepts in
+// SHELLDON_API_TOKEN.
+const MinAPIToken = 16
+
 // Provider kinds: the two wire formats shelldon speaks.
 const (
 	KindAnthropic = "anthropic"
@@ -128,6 +132,9 @@ type Config struct {
 	// variable is set is not checked and no value is compared with a
 	// secret (see loadForAgent).
 	forAgent bool
+	// keysUnset: whether a provider's key variable is set is not checked
+	// (candidate.keysUnset).
+	keysUnset bool
 }
 
 // location is where a key was set.
@@ -153,21 +160,33 @@ func DefaultHome(environ []string) (string, error) {
 // and scalars replace), decodes strictly, applies defaults and validates.
 // The process environment in environ wins over .env.
 func Load(home string, environ []string) (*Config, error) {
-	return loadWith(home, environ, nil, false)
+	return loadWith(home, environ, candidate{})
 }
 
-// loadWith is Load, with overlay (when not nil) read in place of the home's
-// config.local.yaml: a candidate overlay is validated before it is written.
-// forAgent loads it as Config.forAgent says.
-func loadWith(home string, environ []string, overlay []byte, forAgent bool) (*Config, error) {
+// candidate is the content of files of the home that are about to be
+// written, read in place of what is on disk, so that a change is validated
+// as a whole before anything is written. A nil field reads the file.
+type candidate struct {
+	config  []byte // config.yaml (init)
+	overlay []byte // config.local.yaml
+	env     []byte // .env
+	// forAgent loads the config as Config.forAgent says.
+	forAgent bool
+	// keysUnset loads the config without checking that each provider's
+	// key variable is set (init, before the owner has given the key).
+	keysUnset bool
+}
+
+// loadWith is Load, with the files of cand read in place of the home's.
+func loadWith(home string, environ []string, cand candidate) (*Config, error) {
 	home, err := filepath.Abs(home)
 	if err != nil {
 		return nil, fmt.Errorf("config: home: %w", err)
 	}
-	c := &Config{Home: home, env: envMap(environ), locs: map[string]location{}, forAgent: forAgent}
+	c := &Config{Home: home, env: envMap(environ), locs: map[string]location{}, forAgent: cand.forAgent, keysUnset: cand.keysUnset}
 
 	envPath := c.Path(FileEnv)
-	if data, ok, err := readOptional(envPath); err != nil {
+	if data, ok, err := readCandidate(envPath, cand.env); err != nil {
 		return nil, err
 	} else if ok {
 		if c.dotenv, err = parseDotenv(envPath, data); err != nil {
@@ -177,12 +196,12 @@ func loadWith(home string, environ []string, overlay []byte, forAgent bool) (*Co
 
 	src := sources{}
 	var merged *yaml.Node
-	for _, name := range []string{FileConfig, FileOverlay} {
-		path := c.Path(name)
-		data, ok, err := readOptional(path)
-		if name == FileOverlay && overlay != nil {
-			data, ok, err = overlay, true, nil
-		}
+	for _, f := range []struct {
+		name string
+		cand []byte
+	}{{FileConfig, cand.config}, {FileOverlay, cand.overlay}} {
+		path := c.Path(f.name)
+		data, ok, err := readCandidate(path, f.cand)
 		if err != nil {
 			return nil, err
 		}
@@ -207,6 +226,18 @@ func loadWith(home string, environ []string, overlay []byte, forAgent bool) (*Co
 		return nil, errors.Join(errs...)
 	}
 	return c, nil
+}
+
+// readCandidate is data when it is not nil (a file about to be written),
+// else the file at path (readOptional).
+func readCandidate(path string, data []byte) ([]byte, bool, error) {
+	if data != nil {
+		if len(data) > maxFile {
+			return nil, false, &Error{File: path, Msg: fmt.Sprintf("would be larger than %s", ByteSize(maxFile))}
+		}
+		return data, true, nil
+	}
+	return readOptional(path)
 }
 
 // Path returns name inside the home.

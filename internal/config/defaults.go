@@ -178,7 +178,7 @@ func (c *Config) completeProvider(p *Provider, key string) []*Error {
 	if p.APIKeyEnv != "" {
 		if e := c.checkEnvName(k("api_key_env"), p.APIKeyEnv); e != nil {
 			add(e)
-		} else if !c.forAgent && c.Secret(p.APIKeyEnv) == "" {
+		} else if !c.forAgent && !c.keysUnset && c.Secret(p.APIKeyEnv) == "" {
 			// Not for the agent: whether a variable is set is the owner's
 			// business, and the answer would be an oracle on it.
 			add(c.errAt(k("api_key_env"), "%s is not set in the environment or %s", p.APIKeyEnv, c.Path(FileEnv)))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -59,10 +60,12 @@ func deepMerge(dst, src map[string]any) map[string]any {
 	return dst
 }
 
-// Overlay is a change to config.local.yaml, validated and not yet written.
+// Overlay is a change to the owner's files, validated as a whole and not
+// yet written: config.local.yaml, and .env when secrets change with it.
 type Overlay struct {
 	home   string
-	data   []byte
+	data   []byte // the new config.local.yaml; nil: unchanged
+	env    []byte // the new .env; nil: unchanged
 	Before *Config
 	After  *Config
 }
@@ -74,50 +77,117 @@ type Overlay struct {
 // API, `shelldon config set`): any key may change. The agent's is
 // PrepareAgentOverlay.
 func PrepareOverlay(home string, environ []string, changes map[string]any) (*Overlay, error) {
+	return PrepareSettings(home, environ, changes, nil)
+}
+
+// PrepareSettings is the owner's change to the home (POST /api/settings):
+// secrets set in .env and changes merged into config.local.yaml, checked
+// together and loaded as they would be after both are written. Nothing is
+// written: a change any part of which is refused leaves every file as it
+// was. Either may be empty, not both.
+func PrepareSettings(home string, environ []string, changes map[string]any, secrets map[string]string) (*Overlay, error) {
+	if len(changes) == 0 && len(secrets) == 0 {
+		return nil, errors.New("config: no changes")
+	}
+	var env []byte
+	if len(secrets) > 0 {
+		var err error
+		if env, err = envWith(home, secrets); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkChanges(changes); err != nil {
+		return nil, err
+	}
 	before, err := Load(home, environ)
 	if err != nil {
 		return nil, err
 	}
-	return prepare(before, environ, changes)
+	return prepare(before, environ, changes, env)
+}
+
+// checkChanges refuses a change nested deeper than any config can be,
+// before it is merged or encoded.
+func checkChanges(changes map[string]any) error {
+	if mapDepth(changes) > maxDepth {
+		return fmt.Errorf("config: the change nests more than %d levels deep; shelldon's config needs at most 4", maxDepth)
+	}
+	return nil
 }
 
 // prepare merges changes into the overlay of before's home and loads the
-// result the way before was loaded (for the owner or for the agent).
-func prepare(before *Config, environ []string, changes map[string]any) (*Overlay, error) {
-	if len(changes) == 0 {
+// result the way before was loaded (for the owner or for the agent), with
+// env (when not nil) as the new .env.
+func prepare(before *Config, environ []string, changes map[string]any, env []byte) (*Overlay, error) {
+	if len(changes) == 0 && env == nil {
 		return nil, errors.New("config: no changes")
 	}
-	current := map[string]any{}
-	if data, ok, err := readOptional(before.Path(FileOverlay)); err != nil {
-		return nil, err
-	} else if ok {
-		if err := yaml.Unmarshal(data, &current); err != nil {
-			return nil, fmt.Errorf("config: %s: %w", FileOverlay, err)
-		}
-		if current == nil {
-			current = map[string]any{}
-		}
-	}
-	merged := deepMerge(current, changes)
-	data, err := yaml.Marshal(merged)
-	if err != nil {
-		return nil, fmt.Errorf("config: encode overlay: %w", err)
-	}
-	data = append([]byte("# Written by shelldon (update_config, the settings API or `shelldon config set`); config.yaml is never rewritten.\n"), data...)
-	after, err := loadWith(before.Home, environ, data, before.forAgent)
-	if err != nil {
+	if err := checkChanges(changes); err != nil {
 		return nil, err
 	}
-	return &Overlay{home: before.Home, data: data, Before: before, After: after}, nil
+	var data []byte
+	if len(changes) > 0 {
+		current := map[string]any{}
+		if raw, ok, err := readOptional(before.Path(FileOverlay)); err != nil {
+			return nil, err
+		} else if ok {
+			if err := checkShape(before.Path(FileOverlay), raw); err != nil {
+				return nil, err
+			}
+			if err := yaml.Unmarshal(raw, &current); err != nil {
+				return nil, fmt.Errorf("config: %s: %w", FileOverlay, err)
+			}
+			if current == nil {
+				current = map[string]any{}
+			}
+		}
+		merged := deepMerge(current, changes)
+		enc, err := yaml.Marshal(merged)
+		if err != nil {
+			return nil, fmt.Errorf("config: encode overlay: %w", err)
+		}
+		data = append([]byte("# Written by shelldon (update_config, the settings API or `shelldon config set`); config.yaml is never rewritten.\n"), enc...)
+	}
+	after, err := loadWith(before.Home, environ, candidate{overlay: data, env: env, forAgent: before.forAgent})
+	if err != nil {
+		return nil, err
+	}
+	return &Overlay{home: before.Home, data: data, env: env, Before: before, After: after}, nil
 }
 
 // Diff lists what the overlay changes in the effective config, one
 // "key: before -> after" line each.
 func (o *Overlay) Diff() []string { return Diff(o.Before, o.After) }
 
-// Write writes the overlay atomically, mode 0600.
+// Write writes the overlay's files atomically, mode 0600: .env first, then
+// config.local.yaml. If the second cannot be written, the first is put back
+// as it was, so a failed Write leaves the home as it found it.
 func (o *Overlay) Write() error {
-	return WriteFileAtomic(o.Before.Path(FileOverlay), o.data, 0o600)
+	envPath, overlayPath := filepath.Join(o.home, FileEnv), filepath.Join(o.home, FileOverlay)
+	if o.env != nil {
+		old, had, err := readOptional(envPath)
+		if err != nil {
+			return err
+		}
+		if err := WriteFileAtomic(envPath, o.env, 0o600); err != nil {
+			return err
+		}
+		if o.data != nil {
+			if err := WriteFileAtomic(overlayPath, o.data, 0o600); err != nil {
+				if had {
+					_ = WriteFileAtomic(envPath, old, 0o600)
+				} else {
+					_ = os.Remove(envPath)
+				}
+				return err
+			}
+		}
+		return nil
+	}
+	if o.data == nil {
+		return nil
+	}
+	return WriteFileAtomic(overlayPath, o.data, 0o600)
 }
 
 // Effective is the effective config as a nested map of its YAML keys.
@@ -180,9 +250,9 @@ func (c *Config) SecretNames() map[string]bool {
 
 var secretNameRe = regexp.MustCompile(`^[A-Z_][A-Z0-9_]{0,63}$`)
 
-// SetSecret sets name=value in the home's .env, keeping its other lines,
-// atomically and with mode 0600. The value is never printed or logged.
-func SetSecret(home, name, value string) error {
+// checkSecret refuses a secret .env could not hold or shelldon would not
+// read back; the message never quotes the value.
+func checkSecret(name, value string) error {
 	if !secretNameRe.MatchString(name) {
 		return fmt.Errorf("config: %q is not a variable name (A-Z, 0-9 and _, starting with a letter or _)", name)
 	}
@@ -192,19 +262,65 @@ func SetSecret(home, name, value string) error {
 	if strings.ContainsAny(value, "\n\r\x00") {
 		return fmt.Errorf("config: the value of %s contains a line break or NUL", name)
 	}
-	path := home + "/" + FileEnv
+	if name == EnvAPIToken && len(value) < MinAPIToken {
+		return fmt.Errorf("config: %s must be at least %d characters (the HTTP API refuses a shorter one, and the daemon would not start)", name, MinAPIToken)
+	}
+	return nil
+}
+
+// envWith is the home's .env with secrets set, its other lines kept: every
+// name and value checked first, so either all are set or none.
+func envWith(home string, secrets map[string]string) ([]byte, error) {
+	names := make([]string, 0, len(secrets))
+	for name, value := range secrets {
+		if err := checkSecret(name, value); err != nil {
+			return nil, err
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	path := filepath.Join(home, FileEnv)
+	data, _, err := readOptional(path)
+	if err != nil {
+		return nil, err
+	}
 	var lines []string
-	if data, err := os.ReadFile(path); err == nil {
+	if len(data) > 0 {
 		for _, l := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
 			k, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(l), "export "), "=")
-			if strings.TrimSpace(k) != name {
+			if _, set := secrets[strings.TrimSpace(k)]; !set {
 				lines = append(lines, l)
 			}
 		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("config: read %s: %w", FileEnv, err)
 	}
-	quoted := `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(value) + `"`
-	lines = append(lines, name+"="+quoted)
-	return WriteFileAtomic(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+	for _, name := range names {
+		quoted := `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(secrets[name]) + `"`
+		lines = append(lines, name+"="+quoted)
+	}
+	out := []byte(strings.Join(lines, "\n") + "\n")
+	// What is written must read back: a line of .env that does not parse
+	// would stop every later command.
+	if _, err := parseDotenv(path, out); err != nil {
+		return nil, fmt.Errorf("config: %s would not read back after the change; fix it by hand first: %w", FileEnv, err)
+	}
+	return out, nil
+}
+
+// SetSecret sets name=value in the home's .env, keeping its other lines,
+// atomically and with mode 0600 (`shelldon config set-secret`, init). The
+// value is never printed or logged. If the home's config loads now, it must
+// still load with the secret set (setting ANTHROPIC_API_KEY can change the
+// provider a config without a kind defaults to); a config that does not
+// load yet may (the key it lacks is what is being set).
+func SetSecret(home string, environ []string, name, value string) error {
+	env, err := envWith(home, map[string]string{name: value})
+	if err != nil {
+		return err
+	}
+	if _, err := Load(home, environ); err == nil {
+		if _, err := loadWith(home, environ, candidate{env: env}); err != nil {
+			return fmt.Errorf("config: nothing written: with %s set the config would not load:\n%w", name, err)
+		}
+	}
+	return WriteFileAtomic(filepath.Join(home, FileEnv), env, 0o600)
 }

@@ -114,7 +114,7 @@ func TestSetSecret(t *testing.T) {
 	t.Parallel()
 	h := t.TempDir()
 	os.WriteFile(filepath.Join(h, FileEnv), []byte("# keys\nOTHER=1\nMY_KEY=old\n"), 0o600)
-	if err := SetSecret(h, "MY_KEY", `new "quoted" \ value`); err != nil {
+	if err := SetSecret(h, nil, "MY_KEY", `new "quoted" \ value`); err != nil {
 		t.Fatal(err)
 	}
 	c, err := Load(h, []string{"OPENAI_API_KEY=x"})
@@ -129,11 +129,11 @@ func TestSetSecret(t *testing.T) {
 		t.Errorf(".env mode %v", fi.Mode())
 	}
 	for _, name := range []string{"", "lower", "1X", "A-B", "A B", "A=B", strings.Repeat("A", 70)} {
-		if err := SetSecret(h, name, "v"); err == nil {
+		if err := SetSecret(h, nil, name, "v"); err == nil {
 			t.Errorf("name %q accepted", name)
 		}
 	}
-	err = SetSecret(h, "X", "line\nbreak-secret")
+	err = SetSecret(h, nil, "X", "line\nbreak-secret")
 	if err == nil || strings.Contains(err.Error(), "break-secret") {
 		t.Errorf("a value with a newline: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -19,24 +20,46 @@ import (
 // maxFile caps the size of a file in the home that Load reads.
 const maxFile = 1 << 20
 
-// readOptional reads path; ok is false when it does not exist.
+// readOptional reads path; ok is false when it does not exist. A path that
+// cannot be read (a directory, no permission, not a directory on the way) is
+// an *Error naming it and what to do.
 func readOptional(path string) (data []byte, ok bool, err error) {
 	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("config: %w", err)
+	case errors.Is(err, fs.ErrPermission):
+		return nil, false, &Error{File: path, Msg: "cannot be read by this user (permission denied): chmod 600 it, or run shelldon as its owner"}
+	case errors.Is(err, syscall.ENOTDIR):
+		return nil, false, &Error{File: path, Msg: "cannot be read: a part of the path before it is a file, not a directory (is the home a file?)"}
+	case err != nil:
+		return nil, false, &Error{File: path, Msg: "cannot be opened: " + errText(err)}
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		what := "not a regular file"
+		if fi.IsDir() {
+			what = "a directory, not a file"
+		}
+		return nil, false, &Error{File: path, Msg: what + ": move it away (shelldon reads this name as a file)"}
+	}
 	data, err = io.ReadAll(io.LimitReader(f, maxFile+1))
 	if err != nil {
-		return nil, false, fmt.Errorf("config: read %s: %w", path, err)
+		return nil, false, &Error{File: path, Msg: "cannot be read: " + errText(err)}
 	}
 	if len(data) > maxFile {
-		return nil, false, &Error{File: path, Msg: "larger than 1 MiB"}
+		return nil, false, &Error{File: path, Msg: fmt.Sprintf("larger than %s", ByteSize(maxFile))}
 	}
 	return data, true, nil
+}
+
+// errText is err's message without the path an *fs.PathError repeats.
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // sources remembers which file each YAML node came from.
@@ -48,6 +71,9 @@ var yamlErrLine = regexp.MustCompile(`^yaml: (?:line (\d+): )?`)
 // file holds no document (empty or only comments). It records every node's
 // file and rejects duplicate keys.
 func (src sources) parse(path string, data []byte) (*yaml.Node, error) {
+	if err := checkShape(path, data); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {

@@ -32,14 +32,27 @@ import (
 
 // Sentinel errors; test with errors.Is.
 var (
-	ErrNotFound      = errors.New("store: not found")
-	ErrTurnFinished  = errors.New("store: turn already finished")
-	ErrSchemaTooNew  = errors.New("store: database schema is newer than this binary")
-	errEmptyArgument = errors.New("store: empty argument")
+	ErrNotFound     = errors.New("store: not found")
+	ErrTurnFinished = errors.New("store: turn already finished")
+	ErrSchemaTooNew = errors.New("store: database schema is newer than this binary")
+	// ErrSchemaMismatch: the migrations the database has applied are not
+	// this binary's (checkApplied).
+	ErrSchemaMismatch = errors.New("store: database schema is not this binary's")
+	errEmptyArgument  = errors.New("store: empty argument")
 )
 
 // busyTimeout is how long a connection waits for another connection's lock.
 const busyTimeoutMillis = 5000
+
+// cacheKiB bounds SQLite's page cache, per connection (SQLite's default is
+// 2 MiB): with maxOpenConns connections the store's cache stays under
+// 4 MiB however long the daemon runs. The database is small and the pages
+// a turn reads are few; the operating system's file cache holds the rest.
+const cacheKiB = 1024
+
+// journalLimitBytes is what the WAL file is truncated to after a
+// checkpoint, so a burst of writes does not keep its disk space.
+const journalLimitBytes = 4 << 20
 
 // maxOpenConns bounds the connections of one Store: enough for a writer and
 // a few concurrent readers (WAL lets readers run beside the writer), few
@@ -71,10 +84,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// -wal and -shm files the mode of the database file.
 	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("store: open: %w", err)
+		return nil, fmt.Errorf("store: open: %w", explain(abs, err, probeFS(abs)))
 	}
 	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("store: open: %w", err)
+		return nil, fmt.Errorf("store: open: %w", explain(abs, err, probeFS(abs)))
 	}
 	db, err := sql.Open("sqlite", dsn(abs))
 	if err != nil {
@@ -87,9 +100,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	var tok [8]byte
 	_, _ = rand.Read(tok[:]) // never fails (crypto/rand)
 	s := &Store{db: db, owner: hex.EncodeToString(tok[:]), pid: os.Getpid()}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, abs); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("store: open %q: %w", abs, err)
+		return nil, fmt.Errorf("store: open %q: %w", abs, explain(abs, err, probeFS(abs)))
 	}
 	return s, nil
 }
@@ -102,6 +115,8 @@ func dsn(abs string) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "cache_size(-"+strconv.Itoa(cacheKiB)+")")
+	q.Add("_pragma", "journal_size_limit("+strconv.Itoa(journalLimitBytes)+")")
 	// BEGIN IMMEDIATE: a write transaction takes the write lock up front,
 	// waiting up to the busy timeout, instead of failing with SQLITE_BUSY
 	// when it upgrades from a read lock.
@@ -155,10 +170,13 @@ func migrations() ([]migration, error) {
 	return ms, nil
 }
 
-// migrate applies the pending migrations, each in its own transaction. Two
-// processes may race here: each migration re-reads the version under the
-// write lock, so it is applied exactly once.
-func (s *Store) migrate(ctx context.Context) error {
+// migrate brings the schema up to date. Migrations go forward only, each
+// in its own transaction; two processes may race here: each migration
+// re-reads the version under the write lock, so it is applied exactly
+// once. Before the first pending migration of a database that has a schema
+// the database is backed up beside it (backupBefore); an open that finds
+// nothing to migrate removes the backups an earlier one left.
+func (s *Store) migrate(ctx context.Context, abs string) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
@@ -177,6 +195,18 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	if cur > latest {
 		return tooNew(cur, latest)
+	}
+	if err := s.checkApplied(ctx, ms[:cur]); err != nil {
+		return err
+	}
+	if cur == latest {
+		removeBackups(abs)
+		return nil
+	}
+	if cur > 0 {
+		if err := s.backupBefore(ctx, abs, cur); err != nil {
+			return err
+		}
 	}
 	for _, m := range ms[cur:] {
 		if err := s.apply(ctx, m, latest); err != nil {
@@ -215,6 +245,34 @@ func (s *Store) apply(ctx context.Context, m migration, latest int) error {
 		return fmt.Errorf("migrate %04d_%s: %w", m.version, m.name, err)
 	}
 	return nil
+}
+
+// checkApplied refuses a database whose applied migrations are not this
+// binary's: a migration renumbered, renamed or dropped after it shipped
+// (two branches that each added a 0004, say) would otherwise leave the
+// schema half of one and half of the other.
+func (s *Store) checkApplied(ctx context.Context, ms []migration) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT version, name FROM schema_migrations ORDER BY version`)
+	if err != nil {
+		return fmt.Errorf("read applied migrations: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v int
+		var name string
+		if err := rows.Scan(&v, &name); err != nil {
+			return fmt.Errorf("read applied migrations: %w", err)
+		}
+		if v < 1 || v > len(ms) || ms[v-1].name != name {
+			want := "none"
+			if v >= 1 && v <= len(ms) {
+				want = fmt.Sprintf("%04d_%s", v, ms[v-1].name)
+			}
+			return fmt.Errorf("%w: the database has migration %04d_%s applied, and this binary's migration %d is %s: use the binary that wrote it, or restore a backup beside the database (%s)",
+				ErrSchemaMismatch, v, name, v, want, "a .backup-vN file")
+		}
+	}
+	return rows.Err()
 }
 
 type querier interface {

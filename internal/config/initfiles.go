@@ -1,0 +1,67 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// InitFiles is what `shelldon init` writes to a home, checked before any of
+// it is written.
+type InitFiles struct {
+	home   string
+	config []byte // config.yaml
+	env    []byte // .env; nil: unchanged
+}
+
+// PrepareInit renders config.yaml for a provider (InitTemplate) and, when
+// secrets is not empty, the home's .env with them set, and loads the two as
+// the home's config, on its own (an existing config.local.yaml is left out;
+// init writes config.yaml only). Whether the key variable is set is not
+// checked: init may run before the owner has the key. Nothing is written.
+func PrepareInit(home string, environ []string, kind, model, baseURL, apiKeyEnv string, secrets map[string]string) (*InitFiles, error) {
+	f := &InitFiles{home: home, config: InitTemplate(kind, model, baseURL, apiKeyEnv)}
+	if len(secrets) > 0 {
+		env, err := envWith(home, secrets)
+		if err != nil {
+			return nil, err
+		}
+		f.env = env
+	}
+	if _, err := loadWith(home, environ, candidate{config: f.config, overlay: []byte{}, env: f.env, keysUnset: true}); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Write creates the home and its workspace directory (mode 0700) and writes
+// .env, then config.yaml, atomically with mode 0600; if config.yaml cannot
+// be written, .env is put back as it was.
+func (f *InitFiles) Write(workspace string) error {
+	if err := os.MkdirAll(filepath.Join(f.home, workspace), 0o700); err != nil {
+		return &Error{File: f.home, Msg: "cannot create the home: " + errText(err)}
+	}
+	if err := os.Chmod(f.home, 0o700); err != nil {
+		return &Error{File: f.home, Msg: "cannot make the home private (chmod 700): " + errText(err)}
+	}
+	envPath := filepath.Join(f.home, FileEnv)
+	old, had, err := readOptional(envPath)
+	if err != nil {
+		return err
+	}
+	if f.env != nil {
+		if err := WriteFileAtomic(envPath, f.env, 0o600); err != nil {
+			return err
+		}
+	}
+	if err := WriteFileAtomic(filepath.Join(f.home, FileConfig), f.config, 0o600); err != nil {
+		if f.env != nil {
+			if had {
+				_ = WriteFileAtomic(envPath, old, 0o600)
+			} else {
+				_ = os.Remove(envPath)
+			}
+		}
+		return err
+	}
+	return nil
+}
