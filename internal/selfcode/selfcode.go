@@ -12,6 +12,12 @@
 // renames within the tools directory, so a version is always wholly in one
 // place. The content hash covers language, code and test; what the owner
 // approved is what runs, and every reader checks it.
+//
+// A change of a tool's live version (promote, restore, rollback) takes
+// more than one rename; an intent record in tools/.journal makes it crash
+// safe: whatever a crash interrupts is finished, or undone, by Recover or
+// the next change to that tool (see swap.go), so a tool that had a live
+// version has one, the old or the new, and never a half-written one.
 package selfcode
 
 import (
@@ -25,6 +31,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shelldon/shelldon/internal/contracts"
@@ -133,15 +140,19 @@ func sourceNames(language, name string) (code, test string) {
 	return "tool.star", "tool_test.star"
 }
 
-// Dir is a tools directory.
+// Dir is a tools directory. Its changes are serialized within a process.
 type Dir struct {
-	root string
-	now  func() time.Time
+	root  string
+	now   func() time.Time
+	mu    sync.Mutex        // held by every change
+	fault func(step string) // the crash tests' hook; nil otherwise
 }
 
-// Open returns the tools directory at root, creating its layout (mode 0700).
+// Open returns the tools directory at root, creating its layout (mode
+// 0700). It changes nothing else: a command may open the directory while
+// the daemon runs; the daemon's Recover finishes interrupted changes.
 func Open(root string, now func() time.Time) (*Dir, error) {
-	for _, sub := range []string{"staged", "live", "archive", "quarantine", ".tmp"} {
+	for _, sub := range []string{"staged", "live", "archive", "quarantine", ".tmp", ".journal"} {
 		if err := os.MkdirAll(filepath.Join(root, sub), 0o700); err != nil {
 			return nil, fmt.Errorf("selfcode: %w", err)
 		}
@@ -150,6 +161,17 @@ func Open(root string, now func() time.Time) (*Dir, error) {
 		now = time.Now
 	}
 	return &Dir{root: root, now: now}, nil
+}
+
+// begin locks d for a change to name and first finishes an interrupted
+// change of name's live version, if any.
+func (d *Dir) begin(name string) (unlock func(), err error) {
+	d.mu.Lock()
+	if err := d.settle(name); err != nil {
+		d.mu.Unlock()
+		return nil, err
+	}
+	return d.mu.Unlock, nil
 }
 
 // LiveDir is where the live versions are, for the worker's read-only view.
@@ -176,6 +198,11 @@ func (d *Dir) Stage(name, language, code, test string, meta Meta, gate string) (
 	if language != Starlark && language != Python {
 		return Manifest{}, fmt.Errorf("selfcode: unknown language %q", language)
 	}
+	unlock, err := d.begin(name)
+	if err != nil {
+		return Manifest{}, err
+	}
+	defer unlock()
 	m := Manifest{
 		Name: name, Version: d.nextVersion(name), Language: language, Meta: meta,
 		Hash: Hash(language, code, test), Gate: gate, ProposedAt: d.now().UTC(), State: StateStaged,
@@ -185,7 +212,7 @@ func (d *Dir) Stage(name, language, code, test string, meta Meta, gate string) (
 		return Manifest{}, err
 	}
 	dst := d.path(StateStaged, name)
-	if err := os.RemoveAll(dst); err != nil {
+	if err := d.drop(dst); err != nil {
 		os.RemoveAll(tmp)
 		return Manifest{}, fmt.Errorf("selfcode: replace staged %s: %w", name, err)
 	}
@@ -193,7 +220,27 @@ func (d *Dir) Stage(name, language, code, test string, meta Meta, gate string) (
 		os.RemoveAll(tmp)
 		return Manifest{}, fmt.Errorf("selfcode: stage %s: %w", name, err)
 	}
+	syncDir(filepath.Dir(dst))
 	return m, nil
+}
+
+// drop takes the version directory dir away in one rename (into .tmp,
+// which Recover empties) and then deletes it: a crash never leaves a
+// half-deleted version where a reader looks.
+func (d *Dir) drop(dir string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	aside, err := os.MkdirTemp(filepath.Join(d.root, ".tmp"), "drop-")
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(dir, filepath.Join(aside, "v")); err != nil {
+		os.Remove(aside)
+		return err
+	}
+	syncDir(filepath.Dir(dir))
+	return os.RemoveAll(aside)
 }
 
 // writeVersion writes a version into a fresh directory under .tmp.
@@ -235,17 +282,11 @@ func (d *Dir) Load(state, name string) (Tool, error) {
 }
 
 func loadDir(dir string) (Tool, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return Tool{}, ErrNotFound
-	}
+	m, err := readManifest(dir)
 	if err != nil {
-		return Tool{}, fmt.Errorf("selfcode: %w", err)
+		return Tool{}, err
 	}
-	var t Tool
-	if err := json.Unmarshal(data, &t.Manifest); err != nil {
-		return Tool{}, fmt.Errorf("selfcode: manifest of %s: %w", dir, err)
-	}
+	t := Tool{Manifest: m}
 	codeName, testName := sourceNames(t.Language, t.Name)
 	code, err := os.ReadFile(filepath.Join(dir, codeName))
 	if err != nil {
@@ -263,57 +304,28 @@ func loadDir(dir string) (Tool, error) {
 }
 
 // Promote makes the staged version of name live, if its hash is the one
-// the owner approved; the previous live version is archived. Both moves
-// are renames.
+// the owner approved; the previous live version is archived. It is a swap
+// (swap.go): a crash at any step leaves the old version or the new one
+// live once recovered.
 func (d *Dir) Promote(name, hash, by string) (Manifest, error) {
-	staged, err := d.Load(StateStaged, name)
+	unlock, err := d.begin(name)
 	if err != nil {
 		return Manifest{}, err
 	}
-	if staged.Hash != hash {
-		return Manifest{}, fmt.Errorf("selfcode: promote %s: %w", name, ErrMismatch)
-	}
-	if err := d.archiveLive(name); err != nil {
-		return Manifest{}, err
-	}
-	m := staged.Manifest
-	m.State, m.ApprovedAt, m.ApprovedBy = StateLive, d.now().UTC(), by
-	if err := rewriteManifest(staged.Dir, m); err != nil {
-		return Manifest{}, err
-	}
-	if err := os.Rename(staged.Dir, d.path(StateLive, name)); err != nil {
+	defer unlock()
+	m, err := d.swap(opPromote, name, d.path(StateStaged, name), hash, by)
+	if err != nil {
 		return Manifest{}, fmt.Errorf("selfcode: promote %s: %w", name, err)
 	}
 	return m, nil
 }
 
-// archiveLive moves the live version of name, if any, to the archive.
-func (d *Dir) archiveLive(name string) error {
-	live, err := d.Load(StateLive, name)
-	if errors.Is(err, ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return d.archive(live)
-}
-
+// archive moves a version into the archive, then has its manifest say so.
 func (d *Dir) archive(t Tool) error {
-	m := t.Manifest
-	m.State = StateArchived
-	if err := rewriteManifest(t.Dir, m); err != nil {
+	if err := d.renameToArchive(t.Dir, t.Version); err != nil {
 		return err
 	}
-	dst := filepath.Join(d.root, "archive", t.Name, fmt.Sprint(t.Version))
-	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-		return fmt.Errorf("selfcode: archive %s: %w", t.Name, err)
-	}
-	os.RemoveAll(dst)
-	if err := os.Rename(t.Dir, dst); err != nil {
-		return fmt.Errorf("selfcode: archive %s: %w", t.Name, err)
-	}
-	return nil
+	return d.markArchived(t.Name, t.Version)
 }
 
 func rewriteManifest(dir string, m Manifest) error {
@@ -323,79 +335,102 @@ func rewriteManifest(dir string, m Manifest) error {
 	if err := writeSync(tmp, data); err != nil {
 		return fmt.Errorf("selfcode: manifest: %w", err)
 	}
-	return os.Rename(tmp, filepath.Join(dir, "manifest.json"))
+	if err := os.Rename(tmp, filepath.Join(dir, "manifest.json")); err != nil {
+		return fmt.Errorf("selfcode: manifest: %w", err)
+	}
+	syncDir(dir)
+	return nil
 }
 
 // Discard removes the staged version of name (a denied promotion).
 func (d *Dir) Discard(name string) error {
-	return os.RemoveAll(d.path(StateStaged, name))
-}
-
-// Quarantine takes the live version of name out of discovery.
-func (d *Dir) Quarantine(name string) error {
-	live, err := d.Load(StateLive, name)
+	unlock, err := d.begin(name)
 	if err != nil {
 		return err
 	}
-	m := live.Manifest
-	m.State = StateQuarantined
-	if err := rewriteManifest(live.Dir, m); err != nil {
+	defer unlock()
+	return d.drop(d.path(StateStaged, name))
+}
+
+// Quarantine takes the live version of name out of discovery, in one
+// rename; a version quarantined before is archived first.
+func (d *Dir) Quarantine(name string) error {
+	unlock, err := d.begin(name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	live := d.path(StateLive, name)
+	m, err := readManifest(live)
+	if err != nil {
 		return err
 	}
 	dst := d.path(StateQuarantined, name)
-	os.RemoveAll(dst)
-	return os.Rename(live.Dir, dst)
+	if old, err := readManifest(dst); err == nil {
+		if err := d.renameToArchive(dst, old.Version); err != nil {
+			return err
+		}
+		if err := d.markArchived(name, old.Version); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(live, dst); err != nil {
+		return fmt.Errorf("selfcode: quarantine %s: %w", name, err)
+	}
+	syncDir(d.LiveDir())
+	m.State = StateQuarantined
+	return rewriteManifest(dst, m)
 }
 
 // Restore puts a quarantined version back live (archiving whatever became
-// live meanwhile).
+// live meanwhile), as a swap.
 func (d *Dir) Restore(name string) error {
-	q, err := d.Load(StateQuarantined, name)
+	unlock, err := d.begin(name)
 	if err != nil {
 		return err
 	}
-	if err := d.archiveLive(name); err != nil {
-		return err
+	defer unlock()
+	if _, err := d.swap(opRestore, name, d.path(StateQuarantined, name), "", ""); err != nil {
+		return fmt.Errorf("selfcode: restore %s: %w", name, err)
 	}
-	m := q.Manifest
-	m.State = StateLive
-	if err := rewriteManifest(q.Dir, m); err != nil {
-		return err
-	}
-	return os.Rename(q.Dir, d.path(StateLive, name))
+	return nil
 }
 
 // Rollback makes the newest archived version of name live again and
-// archives the current one.
+// archives the current one, as a swap.
 func (d *Dir) Rollback(name string) (Manifest, error) {
+	unlock, err := d.begin(name)
+	if err != nil {
+		return Manifest{}, err
+	}
+	defer unlock()
 	versions := d.archived(name)
 	if len(versions) == 0 {
 		return Manifest{}, fmt.Errorf("selfcode: %s: %w", name, ErrNoVersion)
 	}
-	prev, err := loadDir(filepath.Join(d.root, "archive", name, fmt.Sprint(versions[len(versions)-1])))
+	m, err := d.swap(opRollback, name, d.archiveDir(name, versions[len(versions)-1]), "", "")
 	if err != nil {
-		return Manifest{}, err
-	}
-	if err := d.archiveLive(name); err != nil {
-		return Manifest{}, err
-	}
-	m := prev.Manifest
-	m.State = StateLive
-	if err := rewriteManifest(prev.Dir, m); err != nil {
-		return Manifest{}, err
-	}
-	if err := os.Rename(prev.Dir, d.path(StateLive, name)); err != nil {
-		return Manifest{}, err
+		return Manifest{}, fmt.Errorf("selfcode: rollback %s: %w", name, err)
 	}
 	return m, nil
 }
 
+// removedMark, in a tool's archive directory, says the owner removed the
+// tool: no live version is then what the owner wanted (Check).
+const removedMark = "removed"
+
 // Remove takes name out entirely: live, staged and quarantined versions go
-// to the archive, never deleted.
+// to the archive, each in one rename, never deleted.
 func (d *Dir) Remove(name string) error {
+	unlock, err := d.begin(name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	found := false
 	for _, st := range []string{StateLive, StateQuarantined, StateStaged} {
-		t, err := d.Load(st, name)
+		dir := d.path(st, name)
+		m, err := readManifest(dir)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}
@@ -403,12 +438,17 @@ func (d *Dir) Remove(name string) error {
 			return err
 		}
 		found = true
-		if err := d.archive(t); err != nil {
+		if err := d.archive(Tool{Manifest: m, Dir: dir}); err != nil {
 			return err
 		}
 	}
 	if !found {
 		return fmt.Errorf("selfcode: %s: %w", name, ErrNotFound)
+	}
+	mark := filepath.Join(d.root, "archive", name, removedMark)
+	os.Remove(mark)
+	if err := writeSync(mark, []byte(d.now().UTC().Format(time.RFC3339)+"\n")); err != nil {
+		return fmt.Errorf("selfcode: remove %s: %w", name, err)
 	}
 	return nil
 }

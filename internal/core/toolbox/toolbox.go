@@ -37,6 +37,7 @@ const (
 	auditRestored    = "tool_restored"
 	auditRolledBack  = "tool_rolled_back"
 	auditRemoved     = "tool_removed"
+	auditRecovered   = "tool_recovered"
 )
 
 // ErrDisabled is returned when there is no tools directory.
@@ -66,9 +67,10 @@ type Toolbox struct {
 	now   func() time.Time
 	log   *slog.Logger
 
-	mu      sync.Mutex // guards strikes
-	strikes int
-	disc    discovery
+	mu       sync.Mutex // guards strikes and inflight
+	strikes  int
+	inflight map[string]chan struct{} // promotions being carried out here, by request id; closed when done
+	disc     discovery
 }
 
 // New returns a Toolbox.
@@ -140,6 +142,8 @@ func (t *Toolbox) Promote(ctx context.Context, a store.Approval) (selfcode.Manif
 	if t.dir == nil {
 		return selfcode.Manifest{}, "not promoted: " + ErrDisabled.Error(), ErrDisabled
 	}
+	done := t.begin(a.ID)
+	defer done()
 	m, err := t.dir.Promote(a.Tool, a.ArgsHash, a.DecidedBy)
 	outcome := fmt.Sprintf("promoted v%d", m.Version)
 	if err != nil {
@@ -152,6 +156,24 @@ func (t *Toolbox) Promote(ctx context.Context, a store.Approval) (selfcode.Manif
 		return m, outcome, fmt.Errorf("toolbox: promote %s: %w", a.Tool, err)
 	}
 	return m, outcome, nil
+}
+
+// begin marks the promotion of request id as carried out here until the
+// returned func is called.
+func (t *Toolbox) begin(id string) (done func()) {
+	ch := make(chan struct{})
+	t.mu.Lock()
+	if t.inflight == nil {
+		t.inflight = map[string]chan struct{}{}
+	}
+	t.inflight[id] = ch
+	t.mu.Unlock()
+	return func() {
+		t.mu.Lock()
+		delete(t.inflight, id)
+		t.mu.Unlock()
+		close(ch)
+	}
 }
 
 // Deny discards the staged version of a denied promotion a.
@@ -167,13 +189,77 @@ func (t *Toolbox) Discard(name string) {
 	}
 }
 
-// Promoted tells, for a promotion a crash interrupted, whether its rename
-// happened: the outcome to record on the request.
+// Promoted finishes a promotion a crash interrupted (its request is still
+// running) and returns the outcome to record on the request. The tool's
+// interrupted change in the directory, if any, is finished first; then, if
+// the approved version is still staged, the promotion had not begun and is
+// carried out now: the owner's decision was recorded before anything ran,
+// and only the request that holds it is running. Otherwise it is live
+// (promoted) or gone (not promoted).
 func (t *Toolbox) Promoted(a store.Approval) string {
-	if t.dir != nil {
-		if tool, err := t.dir.Load(selfcode.StateLive, a.Tool); err == nil && tool.Hash == a.ArgsHash {
-			return fmt.Sprintf("promoted v%d", tool.Version)
-		}
+	if t.dir == nil {
+		return "not promoted: " + ErrDisabled.Error()
+	}
+	ctx := context.Background()
+	// A promotion still being carried out in this process is not
+	// interrupted: wait for it, then say what it did.
+	t.mu.Lock()
+	ch := t.inflight[a.ID]
+	t.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
+	if err := t.dir.Settle(a.Tool); err != nil {
+		t.log.Error("finish an interrupted promotion", "tool", a.Tool, "err", err)
+		return "not promoted: " + err.Error()
+	}
+	t.Invalidate()
+	if staged, err := t.dir.Load(selfcode.StateStaged, a.Tool); ch == nil && err == nil && staged.Hash == a.ArgsHash {
+		_, outcome, _ := t.Promote(ctx, a)
+		return outcome + " (after a restart)"
+	}
+	if tool, err := t.dir.Load(selfcode.StateLive, a.Tool); err == nil && tool.Hash == a.ArgsHash {
+		return fmt.Sprintf("promoted v%d", tool.Version)
 	}
 	return "not promoted: interrupted"
+}
+
+// Recover finishes, or undoes, every change of a live version a crash
+// interrupted (promotions, restores, rollbacks; see selfcode.Dir.Recover),
+// and records each in the audit trail. The daemon calls it once at start,
+// before the desk resumes the decisions a crash interrupted.
+func (t *Toolbox) Recover(ctx context.Context) error {
+	if t.dir == nil {
+		return nil
+	}
+	done, err := t.dir.Recover()
+	if len(done) > 0 {
+		t.Invalidate()
+	}
+	for _, p := range done {
+		t.log.Warn("self-coded tool recovered after a restart", "tool", p.Tool, "what", p.What)
+		t.record(ctx, "", 0, auditRecovered, p.Tool, "", p.What, true)
+	}
+	if err != nil {
+		return fmt.Errorf("toolbox: recover: %w", err)
+	}
+	return nil
+}
+
+// Check reports what is wrong in the tools directory at root (see
+// selfcode.Check), a staged version being wrong when no promotion request
+// in st that the owner or a restart can still decide is for it. It changes
+// nothing; doctor calls it.
+func Check(ctx context.Context, root string, st *store.Store) ([]selfcode.Problem, error) {
+	open, err := st.Approvals(ctx, store.ApprovalPending, store.ApprovalApproved, store.ApprovalDenied, store.ApprovalRunning)
+	if err != nil {
+		return nil, fmt.Errorf("toolbox: check: %w", err)
+	}
+	requested := map[[2]string]bool{}
+	for _, a := range open {
+		if a.Kind == KindPromotion {
+			requested[[2]string{a.Tool, a.ArgsHash}] = true
+		}
+	}
+	return selfcode.Check(root, func(name, hash string) bool { return requested[[2]string{name, hash}] }), nil
 }
