@@ -59,6 +59,10 @@ type App struct {
 	environ []string
 	model   *liveModel
 	cfgMu   sync.Mutex // guards Config and Providers across live reloads
+	// settingsMu serializes the changes to the owner's files (the
+	// settings API, an approved update_config): each is prepared from
+	// the files and written whole, one at a time.
+	settingsMu sync.Mutex
 }
 
 // Mode says what a command needs of the App.
@@ -80,6 +84,12 @@ const (
 	// are quick and never touch the daemon's work.
 	ForReading
 )
+
+// executable is the shelldon binary the sandbox helper and the workers run
+// as; tests that run turns in-process point it at a binary built without
+// the race detector (testbin), whose shadow memory does not fit under a
+// worker's limits.
+var executable = core.Executable
 
 // Open loads the config of home and starts everything a turn needs, as a
 // daemon does (ForDaemon).
@@ -127,7 +137,7 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 	}
 	model := &liveModel{}
 	model.set(broker.NewChain(providers, broker.Options{Logger: log}))
-	exe, err := core.Executable()
+	exe, err := executable()
 	if err != nil {
 		st.Close()
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/shelldon/shelldon/internal/config"
 	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/inert"
 )
@@ -78,22 +79,7 @@ func (e cmdEnv) approvalsCmd() *cobra.Command {
 	}
 	show.Flags().BoolVar(&full, "full", false, "print every argument whole, however long (escaped; a multi-line value as an indented block)")
 	decide := func(approve bool) func(*cobra.Command, []string) error {
-		return func(cmd *cobra.Command, args []string) error {
-			a, err := e.open(cmd.Context(), ForTurns, slog.LevelError)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			if err := harden(); err != nil {
-				return err
-			}
-			out, err := a.Core.Decide(cmd.Context(), args[0], approve, "cli", core.Events{})
-			if err != nil && out.Turn == 0 {
-				return decisionError(err)
-			}
-			fmt.Fprintln(e.stdout, inert.Text(out.Reply))
-			return err
-		}
+		return func(cmd *cobra.Command, args []string) error { return e.decide(cmd.Context(), args[0], approve) }
 	}
 	approve := &cobra.Command{Use: "approve ID", Short: "Approve a request: run exactly that call once, then go on", Args: cobra.ExactArgs(1), RunE: decide(true)}
 	deny := &cobra.Command{Use: "deny ID", Short: "Deny a request: the model is told \"denied by owner\"", Args: cobra.ExactArgs(1), RunE: decide(false)}
@@ -119,21 +105,61 @@ func showApproval(w io.Writer, v core.ApprovalView, full bool) {
 	}
 }
 
+// decide decides request id as the owner at the terminal: through the
+// home's running daemon, which carries it out, or, with none running, here
+// (this process runs the call and holds its lease).
+func (e cmdEnv) decide(ctx context.Context, id string, approve bool) error {
+	home, err := e.home()
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(home, e.environ)
+	if err != nil {
+		return err
+	}
+	out, err := decideViaDaemon(ctx, cfg, id, approve)
+	if errors.Is(err, errNoDaemon) {
+		out, err = e.decideHere(ctx, id, approve)
+	}
+	if err != nil && out.Turn == 0 {
+		return err
+	}
+	fmt.Fprintln(e.stdout, inert.Text(out.Reply))
+	return err
+}
+
+// decideHere decides and carries out request id in this process.
+func (e cmdEnv) decideHere(ctx context.Context, id string, approve bool) (core.Outcome, error) {
+	a, err := e.open(ctx, ForTurns, slog.LevelError)
+	if err != nil {
+		return core.Outcome{}, err
+	}
+	defer a.Close()
+	if err := harden(); err != nil {
+		return core.Outcome{}, err
+	}
+	out, err := a.Core.Decide(ctx, id, approve, "cli", core.Events{})
+	if err != nil && out.Turn == 0 {
+		return out, decisionError(err)
+	}
+	return out, err
+}
+
 // decideProposal decides, as the owner at the terminal, the waiting
 // proposal of kind (core.KindPromotion, core.KindSkill) for name.
-func (e cmdEnv) decideProposal(ctx context.Context, a *App, kind, name string, approve bool) error {
+func (e cmdEnv) decideProposal(ctx context.Context, kind, name string, approve bool) error {
+	a, err := e.open(ctx, ForReading, slog.LevelError)
+	if err != nil {
+		return err
+	}
 	pending, err := a.Reader.Approvals(ctx)
+	a.Close()
 	if err != nil {
 		return err
 	}
 	for _, p := range pending {
 		if p.Kind == kind && p.Tool == name {
-			out, err := a.Core.Decide(ctx, p.ID, approve, "cli", core.Events{})
-			if err != nil {
-				return decisionError(err)
-			}
-			fmt.Fprintln(e.stdout, inert.Text(out.Reply))
-			return nil
+			return e.decide(ctx, p.ID, approve)
 		}
 	}
 	what := "proposed tool"

@@ -16,6 +16,7 @@ import (
 	"github.com/shelldon/shelldon/internal/config"
 	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/core/store"
+	"github.com/shelldon/shelldon/internal/core/toolbox"
 	"github.com/shelldon/shelldon/internal/sandbox"
 	"github.com/shelldon/shelldon/internal/selfcode/pytool"
 	"github.com/shelldon/shelldon/internal/transport/telegram"
@@ -46,6 +47,7 @@ func (e cmdEnv) doctorCmd() *cobra.Command {
 			d.ok("config", fmt.Sprintf("%s (provider %s, model %s, %d fallback)", home, cfg.Provider.Kind, cfg.Provider.Model, len(cfg.Fallback)))
 			d.checkPerms(cfg)
 			d.checkStore(cmd.Context(), cfg)
+			d.checkTools(cmd.Context(), cfg)
 			d.checkProviders(cmd.Context(), cfg)
 			d.checkSandbox(cmd.Context(), cfg)
 			d.checkDisk(cfg)
@@ -99,12 +101,90 @@ func (d *doctor) checkPerms(cfg *config.Config) {
 		}
 		d.ok(c.name, fmt.Sprintf("%s (mode %04o)", c.path, fi.Mode().Perm()))
 	}
-	if fi, err := os.Stat(cfg.Workspace); err != nil {
-		d.fail("workspace", fmt.Sprintf("%v (it is created on first start)", err))
-	} else if !fi.IsDir() {
-		d.fail("workspace", cfg.Workspace+" is not a directory")
-	} else {
-		d.ok("workspace", cfg.Workspace)
+	d.checkWorkspace(cfg)
+	for _, dir := range []struct{ name, what string }{
+		{"tools", "the self-coded tools"},
+		{"skills", "the skills"},
+	} {
+		path := cfg.Path(dir.name)
+		fi, err := os.Lstat(path)
+		switch {
+		case os.IsNotExist(err):
+			d.ok(dir.name, path+" (created on first start)")
+		case err != nil:
+			d.fail(dir.name, err.Error())
+		case !fi.IsDir():
+			d.fail(dir.name, fmt.Sprintf("%s is %s, not a directory: shelldon keeps %s there; move it away (mv %s %s.old) and start shelldon again", path, fileKind(fi), dir.what, path, path))
+		default:
+			d.ok(dir.name, path)
+		}
+	}
+	if t := cfg.Secret(config.EnvAPIToken); t != "" && len(t) < config.MinAPIToken {
+		d.fail("api token", fmt.Sprintf("%s is %d characters; the HTTP API refuses one shorter than %d: shelldon config set-secret %s", config.EnvAPIToken, len(t), config.MinAPIToken, config.EnvAPIToken))
+	}
+}
+
+// checkWorkspace wants the workspace a directory of its own: the file
+// tools may read and write everything under it, so it must not be the
+// root, the shelldon home (the database, .env) or a directory holding the
+// home, whether it is named so or is a symlink to one.
+func (d *doctor) checkWorkspace(cfg *config.Config) {
+	ws := cfg.Workspace
+	fi, err := os.Lstat(ws)
+	if os.IsNotExist(err) {
+		d.ok("workspace", ws+" (created on first start)")
+		return
+	}
+	if err != nil {
+		d.fail("workspace", err.Error())
+		return
+	}
+	real, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		d.fail("workspace", fmt.Sprintf("%s is a symlink that does not resolve: %v", ws, err))
+		return
+	}
+	shown := ws
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		shown = ws + " -> " + real
+	}
+	home, err := filepath.EvalSymlinks(cfg.Home)
+	if err != nil {
+		home = cfg.Home
+	}
+	rfi, err := os.Stat(real)
+	switch {
+	case err != nil:
+		d.fail("workspace", err.Error())
+	case !rfi.IsDir():
+		d.fail("workspace", fmt.Sprintf("%s is %s, not a directory: move it away and start shelldon again (it creates the workspace)", shown, fileKind(rfi)))
+	case real == "/" || real == filepath.Dir(real):
+		d.fail("workspace", fmt.Sprintf("%s is the root of the file system: the agent's file tools would reach every file this user can; point workspace (or the symlink) at a directory of its own", shown))
+	case within(home, real):
+		d.fail("workspace", fmt.Sprintf("%s holds shelldon's home %s (the database, .env, the tools): the agent's file tools would reach them; point workspace (or the symlink) at a directory of its own", shown, cfg.Home))
+	default:
+		d.ok("workspace", shown)
+	}
+}
+
+// within reports whether path is dir or inside it (both cleaned and
+// absolute).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// fileKind names what fi is, for a message.
+func fileKind(fi fs.FileInfo) string {
+	switch m := fi.Mode(); {
+	case m.IsRegular():
+		return "a file"
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
+	case m.IsDir():
+		return "a directory"
+	default:
+		return "a special file"
 	}
 }
 
@@ -282,4 +362,26 @@ func (d *doctor) checkTelegram(ctx context.Context, cfg *config.Config) {
 		return
 	}
 	d.ok("telegram", fmt.Sprintf("%s answers; serves user ids %v", name, cfg.Telegram.AllowedUsers))
+}
+
+// checkTools reports a self-coded tool a crash left inconsistent: an
+// unfinished change, no live version while archived ones remain, a version
+// that does not load, a staged version no open request can approve.
+func (d *doctor) checkTools(ctx context.Context, cfg *config.Config) {
+	st, err := store.Open(ctx, cfg.Path(dbFile))
+	if err != nil {
+		return // checkStore said why
+	}
+	defer st.Close()
+	ps, err := toolbox.Check(ctx, cfg.Path("tools"), st)
+	if err != nil {
+		d.fail("tools", err.Error())
+		return
+	}
+	for _, p := range ps {
+		d.fail("tools", p.String())
+	}
+	if len(ps) == 0 {
+		d.ok("tools", "every self-coded tool is consistent")
+	}
 }

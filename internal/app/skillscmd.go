@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"slices"
 	"text/tabwriter"
@@ -124,12 +123,7 @@ func (e cmdEnv) skillsCmd() *cobra.Command {
 	}
 	decide := func(approve bool) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, args []string) error {
-			a, err := e.open(cmd.Context(), ForTurns, slog.LevelError)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			return e.decideProposal(cmd.Context(), a, core.KindSkill, args[0], approve)
+			return e.decideProposal(cmd.Context(), core.KindSkill, args[0], approve)
 		}
 	}
 	approve := &cobra.Command{Use: "approve NAME", Short: "Approve the waiting draft of a skill: it is in use from the next turn", Args: cobra.ExactArgs(1), RunE: decide(true)}

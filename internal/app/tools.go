@@ -69,9 +69,9 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 			return nil
 		}),
 	}
-	decide := func(approve bool) func(context.Context, *App, []string) error {
-		return func(ctx context.Context, a *App, args []string) error {
-			return e.decideProposal(ctx, a, core.KindPromotion, args[0], approve)
+	decide := func(approve bool) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, args []string) error {
+			return e.decideProposal(cmd.Context(), core.KindPromotion, args[0], approve)
 		}
 	}
 	action := func(name string) func(context.Context, *App, []string) error {
@@ -85,8 +85,8 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 		}
 	}
 	cmd.AddCommand(list, show,
-		&cobra.Command{Use: "approve NAME", Short: "Approve a proposed tool: it becomes live", Args: cobra.ExactArgs(1), RunE: withCore(ForTurns, decide(true))},
-		&cobra.Command{Use: "deny NAME", Short: "Deny a proposed tool: it is discarded", Args: cobra.ExactArgs(1), RunE: withCore(ForTurns, decide(false))},
+		&cobra.Command{Use: "approve NAME", Short: "Approve a proposed tool: it becomes live", Args: cobra.ExactArgs(1), RunE: decide(true)},
+		&cobra.Command{Use: "deny NAME", Short: "Deny a proposed tool: it is discarded", Args: cobra.ExactArgs(1), RunE: decide(false)},
 		&cobra.Command{Use: "quarantine NAME", Short: "Take a live tool out of use", Args: cobra.ExactArgs(1), RunE: withCore(ForTurns, action("quarantine"))},
 		&cobra.Command{Use: "restore NAME", Short: "Put a quarantined tool back, strikes cleared", Args: cobra.ExactArgs(1), RunE: withCore(ForTurns, action("restore"))},
 		&cobra.Command{Use: "rollback NAME", Short: "Go back to the tool's previous version", Args: cobra.ExactArgs(1), RunE: withCore(ForTurns, action("rollback"))},

@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 
-	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/core/approvals"
 )
 
@@ -31,8 +30,9 @@ var (
 	ErrStaleApproval   = approvals.ErrStale // wraps why a decided request cannot be carried out
 )
 
-// Interrupted is the model's result for an approved call a crash cut short.
-const Interrupted = approvals.Interrupted
+// MayHaveRun is the model's result for an approved call that started and
+// whose end nobody saw.
+const MayHaveRun = approvals.MayHaveRun
 
 // Decide records the owner's decision on request id and carries it out (see
 // approvals.Desk.Decide): an approved call runs once, bound to the
@@ -83,23 +83,15 @@ func (e *engine) Acquire(ctx context.Context) (func(), error) {
 	return e.c.release, nil
 }
 
-func (e *engine) Continue(ctx context.Context, chat string, r *contracts.Resume) (approvals.Continued, error) {
-	var call *contracts.ToolEvent
+func (e *engine) Continue(ctx context.Context, chat string, x *approvals.Exchange) (approvals.Continued, error) {
 	ev := e.ev
-	inner := ev.Tool
-	ev.Tool = func(te contracts.ToolEvent) {
-		if te.CallID == r.Call.ID && te.Phase == contracts.PhaseEnd {
-			call = &te
-		}
-		if inner != nil {
-			inner(te)
-		}
-	}
+	ev.exchange = x
+	r := x.Resume()
 	text := ""
 	if len(r.Messages) > 0 {
 		text = r.Messages[0].Text
 	}
 	out, err := e.c.runTurn(ctx, chat, text, r, ev)
 	e.ran, e.out = true, out
-	return approvals.Continued{Turn: out.Turn, Call: call}, err
+	return approvals.Continued{Turn: out.Turn}, err
 }

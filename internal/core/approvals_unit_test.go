@@ -7,8 +7,10 @@ package core_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -33,6 +35,7 @@ type unit struct {
 	core  *core.Core
 	opts  core.Options
 	store *store.Store
+	path  string // of the store, for a restart (crash)
 	model *coretest.Model
 	sp    *coretest.Spawner
 	risky *coretest.Risky
@@ -53,7 +56,8 @@ func newUnit(t *testing.T, tune func(*core.Options)) *unit {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := &unit{store: coretest.Store(t), model: &coretest.Model{}, risky: coretest.NewRisky("launch"), tools: tools}
+	path := coretest.StorePath(t)
+	u := &unit{store: coretest.Reopen(t, path), path: path, model: &coretest.Model{}, risky: coretest.NewRisky("launch"), tools: tools}
 	u.sp = &coretest.Spawner{Build: coretest.Builder(coretest.Echo("echo"), u.risky.Tools, coretest.SelfTools, coretest.Propose)}
 	u.opts = core.Options{
 		Store: u.store, Model: u.model, Spawner: u.sp, Tools: tools, ApprovalTTL: unitTTL,
@@ -68,6 +72,16 @@ func newUnit(t *testing.T, tune func(*core.Options)) *unit {
 	}
 	u.restart(t)
 	return u
+}
+
+// crash replaces the core with a new one over a new handle on the same
+// store and tools, as a daemon's after a crash: what the old handle held
+// (turns, leases) is free to take over.
+func (u *unit) crash(t *testing.T) {
+	t.Helper()
+	u.store = coretest.Reopen(t, u.path)
+	u.opts.Store = u.store
+	u.restart(t)
 }
 
 // restart replaces the core with a new one over the same store and
@@ -371,31 +385,45 @@ func TestRecoverAfterCrash(t *testing.T) {
 		ctx := context.Background()
 		u := newUnit(t, nil)
 		ids := map[string]string{}
-		for _, chat := range []string{"approved", "running", "denied", "pending"} {
+		for _, chat := range []string{"approved", "running", "claimed", "denied", "pending"} {
 			ids[chat] = u.park(t, chat, `{"target":"`+chat+`"}`).Approvals[0].ID
 		}
-		// The daemon committed these decisions, then died (the core's
-		// first step of Decide, then nothing).
-		for chat, approve := range map[string]bool{"approved": true, "running": true, "denied": false} {
+		// The daemon committed these decisions, then died (the desk's
+		// first step of Decide, then nothing); it had claimed one call
+		// and recorded that it started, and claimed another that never
+		// started.
+		for chat, approve := range map[string]bool{"approved": true, "running": true, "claimed": true, "denied": false} {
 			if _, err := u.store.Decide(ctx, ids[chat], approve, "owner", time.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := u.store.Transition(ctx, ids["running"], store.ApprovalApproved, store.ApprovalRunning, "", 0); err != nil {
+		for _, chat := range []string{"running", "claimed"} {
+			if err := u.store.Claim(ctx, ids[chat], store.ApprovalApproved, store.ApprovalRunning, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := u.store.MarkStarted(ctx, ids["running"], time.Now().UnixNano()); err != nil {
 			t.Fatal(err)
 		}
+		// While the daemon lives, its work is its own.
+		if n, err := u.core.RecoverApprovals(ctx); n != 0 || err != nil {
+			t.Fatalf("RecoverApprovals under a live holder: %d, %v", n, err)
+		}
 
-		u.restart(t)
-		u.model.Script(coretest.Results, coretest.Results, coretest.Results)
-		if n, err := u.core.RecoverApprovals(ctx); n != 3 || err != nil {
+		u.crash(t)
+		u.model.Script(coretest.Results, coretest.Results, coretest.Results, coretest.Results)
+		if n, err := u.core.RecoverApprovals(ctx); n != 4 || err != nil {
 			t.Fatalf("RecoverApprovals: %d, %v", n, err)
 		}
-		if diff := cmp.Diff([]string{`{"target":"approved"}`}, u.risky.Runs()); diff != "" {
+		runs := u.risky.Runs()
+		slices.Sort(runs)
+		if diff := cmp.Diff([]string{`{"target":"approved"}`, `{"target":"claimed"}`}, runs); diff != "" {
 			t.Errorf("launch's runs (-want +got):\n%s", diff)
 		}
 		for chat, want := range map[string][2]string{
 			"approved": {store.ApprovalDone, "executed ok"},
-			"running":  {store.ApprovalDone, core.Interrupted},
+			"claimed":  {store.ApprovalDone, "executed ok"},
+			"running":  {store.ApprovalDone, core.MayHaveRun},
 			"denied":   {store.ApprovalDone, store.ApprovalDenied},
 			"pending":  {store.ApprovalPending, ""},
 		} {
@@ -412,7 +440,7 @@ func TestRecoverAfterCrash(t *testing.T) {
 				}
 			}
 		}
-		for _, want := range []string{"changed approved", core.Interrupted, contracts.DeniedByOwner} {
+		for _, want := range []string{"changed approved", "changed claimed", core.MayHaveRun, contracts.DeniedByOwner} {
 			if !told[want] {
 				t.Errorf("no resumed turn told the model %q: %v", want, told)
 			}
@@ -421,7 +449,7 @@ func TestRecoverAfterCrash(t *testing.T) {
 		if n, err := u.core.RecoverApprovals(ctx); n != 0 || err != nil {
 			t.Errorf("RecoverApprovals again: %d, %v", n, err)
 		}
-		if runs := u.risky.Runs(); len(runs) != 1 {
+		if runs := u.risky.Runs(); len(runs) != 2 {
 			t.Errorf("launch ran %d times", len(runs))
 		}
 	})
@@ -499,6 +527,109 @@ func TestGuardRefusalIsAudited(t *testing.T) {
 		}
 		if runs := u.risky.Runs(); len(runs) != 0 {
 			t.Errorf("the refused call ran: %v", runs)
+		}
+	})
+}
+
+// TestExchangeInHistoryBeforeTheModel: when the owner's decision is carried
+// out, the exchange (the owner's message, the call, its result or the
+// denial) is in the chat's history, once, before the continuation asks the
+// model, so a daemon killed during the continuation loses none of it; the
+// finished turn does not add it again.
+func TestExchangeInHistoryBeforeTheModel(t *testing.T) {
+	for _, approve := range []bool{true, false} {
+		t.Run(fmt.Sprint("approve=", approve), func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
+				ctx := context.Background()
+				u := newUnit(t, nil)
+				id := u.park(t, "c", modelArgs).Approvals[0].ID
+				want := contracts.DeniedByOwner
+				if approve {
+					want = "changed notes/todo.txt"
+				}
+				count := func(h []contracts.Message) (user, results int) {
+					for _, m := range h {
+						if m.Role == contracts.RoleUser && m.Text == "launch it" {
+							user++
+						}
+						for _, r := range m.ToolResults {
+							if r.CallID == "c1" && r.Content == want {
+								results++
+							}
+						}
+					}
+					return
+				}
+				var seen [2]int
+				u.model.Script(func(ctx context.Context, req contracts.Request) (contracts.Completion, error) {
+					// What a restarted daemon would find now, mid-continuation.
+					other := coretest.Reopen(t, u.path)
+					h, err := other.History(ctx, "c", 100000)
+					if err != nil {
+						return contracts.Completion{}, err
+					}
+					seen[0], seen[1] = count(h)
+					a, _ := other.Approval(ctx, id)
+					if a.State != store.ApprovalDone {
+						t.Errorf("the request is %s while the continuation asks the model", a.State)
+					}
+					return coretest.Completion("done"), nil
+				})
+				if _, err := u.core.Decide(ctx, id, approve, "owner", core.Events{}); err != nil {
+					t.Fatal(err)
+				}
+				if seen != [2]int{1, 1} {
+					t.Errorf("before the model was asked, the history held the owner's message %d times and the result %d times", seen[0], seen[1])
+				}
+				h, _ := u.store.History(ctx, "c", 100000)
+				if user, results := count(h); user != 1 || results != 1 {
+					t.Errorf("after the turn: the owner's message %d times, the result %d times", user, results)
+				}
+			})
+		})
+	}
+}
+
+// TestContinuationParksAgain: a continuation that parks at a second RISKY
+// call keeps the first exchange in its own turn; deciding the second
+// records only what follows, so every message is in the history once.
+func TestContinuationParksAgain(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		ctx := context.Background()
+		u := newUnit(t, nil)
+		first := u.park(t, "c", `{"target":"one"}`).Approvals[0].ID
+		u.model.Script(coretest.Reply("And another.", coretest.Call("c9", "launch", `{"target":"two"}`)))
+		out, err := u.core.Decide(ctx, first, true, "owner", core.Events{})
+		if err != nil || len(out.Approvals) != 1 {
+			t.Fatalf("the continuation did not park again: %+v %v", out, err)
+		}
+		u.model.Script(coretest.Results)
+		if _, err := u.core.Decide(ctx, out.Approvals[0].ID, true, "owner", core.Events{}); err != nil {
+			t.Fatal(err)
+		}
+		h, err := u.store.History(ctx, "c", 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]int{}
+		for _, m := range h {
+			if m.Role == contracts.RoleUser {
+				seen["user:"+m.Text]++
+			}
+			for _, c := range m.ToolCalls {
+				seen["call:"+c.ID]++
+			}
+			for _, r := range m.ToolResults {
+				seen["result:"+r.CallID]++
+			}
+		}
+		for _, key := range []string{"user:launch it", "call:c1", "result:c1", "call:c9", "result:c9"} {
+			if seen[key] != 1 {
+				t.Errorf("%s is in the history %d times: %v", key, seen[key], seen)
+			}
+		}
+		if diff := cmp.Diff([]string{`{"target":"one"}`, `{"target":"two"}`}, u.risky.Runs()); diff != "" {
+			t.Errorf("launch's runs (-want +got):\n%s", diff)
 		}
 	})
 }

@@ -145,6 +145,10 @@ func New(opts Options) (*Core, error) {
 type Events struct {
 	Text func(delta string)           // the model's words as they stream
 	Tool func(ev contracts.ToolEvent) // a tool starting or ending
+
+	// exchange is the decided request a resumed turn carries out (set by
+	// the desk's engine, never by a transport).
+	exchange *approvals.Exchange
 }
 
 // Outcome is a finished turn as a transport shows it.
@@ -238,19 +242,42 @@ func (c *Core) runTurn(ctx context.Context, chat, text string, resume *contracts
 		end.Status, end.Error = contracts.StopError, runErr.Error()
 		res.Reply = "Sorry, this turn failed inside shelldon: " + runErr.Error()
 		out.Stopped = contracts.StopError
-		// Keep the owner's words in the history even when the worker died.
+		// Keep the owner's words in the history even when the worker died:
+		// and, for a decided request, the exchange, recorded or not.
 		end.Reply = res.Reply
-		end.Messages = []contracts.Message{{Role: contracts.RoleUser, Text: text}, {Role: contracts.RoleAssistant, Text: res.Reply}}
+		sorry := contracts.Message{Role: contracts.RoleAssistant, Text: res.Reply}
+		switch x := ev.exchange; {
+		case filed.recorded != nil:
+			end.Messages = append(append([]contracts.Message(nil), filed.recorded...), sorry)
+		case x != nil:
+			end.Messages = append(exchangeOf(resume.Messages, x.Abandoned()), sorry)
+			c := x.Close(nil)
+			end.Close = &c
+		default:
+			end.Messages = []contracts.Message{{Role: contracts.RoleUser, Text: text}, sorry}
+		}
 	case res.Pending != nil:
 		// Parked: the messages stay with the request until the owner
-		// decides; the turn that resumes it commits them.
-		view, err := c.desk.Park(ctx, chat, turn, *res.Pending)
+		// decides; the turn that resumes it commits them. A continuation
+		// that parks again keeps the exchange it recorded in its own turn,
+		// and the request only what follows it (the history has the rest).
+		p := *res.Pending
+		if k := len(filed.recorded); k > 0 && k <= len(p.Messages) {
+			p.Messages = p.Messages[k:]
+		}
+		view, err := c.desk.Park(ctx, chat, turn, p)
 		if err != nil {
 			return Outcome{}, err
 		}
 		out.Approvals = append(out.Approvals, view)
 		res.Reply = approvals.ParkedReply(view)
 		end.Reply, end.Messages = res.Reply, nil
+	}
+	if x := ev.exchange; x != nil && runErr == nil && filed.recorded == nil {
+		// A worker that never recorded the exchange: it is in the
+		// messages committed now, with the request's closing.
+		c := x.Close(end.Messages)
+		end.Close = &c
 	}
 	out.Approvals = append(out.Approvals, filed.approvals...)
 	if extra := strings.Join(filed.notes, "\n"); extra != "" {

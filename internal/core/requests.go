@@ -17,6 +17,7 @@ import (
 // served alongside another call (runWorker serves the rest in order).
 func (c *Core) calls(job contracts.Job, ev Events, filed *turnFiled) wire.Handlers {
 	configured := false // an approved update_config applies once
+	started := false    // the approved call starts once
 	model := c.turnModel()
 	return wire.Handlers{
 		wire.MethodComplete: wire.Handle(func(ctx context.Context, req contracts.Request) (contracts.Completion, error) {
@@ -27,6 +28,12 @@ func (c *Core) calls(job contracts.Job, ev Events, filed *turnFiled) wire.Handle
 		}),
 		wire.MethodConfigure: wire.Handle(func(ctx context.Context, changes json.RawMessage) ([]string, error) {
 			return c.configure(ctx, job, changes, &configured)
+		}),
+		wire.MethodStart: wire.Handle(func(ctx context.Context, callID string) (bool, error) {
+			return true, c.starting(ctx, job, callID, ev, &started)
+		}),
+		wire.MethodRecord: wire.Handle(func(ctx context.Context, msgs []contracts.Message) (bool, error) {
+			return true, c.record(ctx, job, msgs, ev, filed)
 		}),
 		wire.MethodSkill: wire.Handle(func(ctx context.Context, req contracts.SkillRequest) (string, error) {
 			return c.skill(ctx, job, req, filed)
@@ -50,6 +57,46 @@ func (c *Core) turnModel() Completer {
 	return c.opts.Model
 }
 
+// starting records, before it runs, that the owner's approved call of a
+// resumed turn starts (the desk's write-ahead mark): only that call, only
+// once.
+func (c *Core) starting(ctx context.Context, job contracts.Job, callID string, ev Events, done *bool) error {
+	r := job.Resume
+	if r == nil || !r.Approved || r.Call.ID != callID || *done || ev.exchange == nil {
+		return errors.New("only the call the owner approved starts, once")
+	}
+	*done = true
+	return ev.exchange.Start(ctx)
+}
+
+// record commits a resumed turn's decided exchange (the parked messages
+// and the decided call's result) and closes its request, before the model
+// is asked again: once per turn.
+func (c *Core) record(ctx context.Context, job contracts.Job, msgs []contracts.Message, ev Events, filed *turnFiled) error {
+	if job.Resume == nil || ev.exchange == nil || filed.recorded != nil {
+		return errors.New("only a resumed turn records its exchange, once")
+	}
+	if len(msgs) < len(job.Resume.Messages) {
+		return errors.New("the exchange does not hold the parked messages")
+	}
+	if err := ev.exchange.Record(context.WithoutCancel(ctx), job.Turn, msgs); err != nil {
+		return err
+	}
+	filed.recorded = msgs
+	return nil
+}
+
+// exchangeOf is the parked messages with the decided call's result added
+// to their last tool message, or in one of its own.
+func exchangeOf(parked []contracts.Message, res contracts.ToolResult) []contracts.Message {
+	msgs := append([]contracts.Message(nil), parked...)
+	if n := len(msgs); n > 0 && msgs[n-1].Role == contracts.RoleTool {
+		msgs[n-1].ToolResults = append(append([]contracts.ToolResult(nil), msgs[n-1].ToolResults...), res)
+		return msgs
+	}
+	return append(msgs, contracts.Message{Role: contracts.RoleTool, ToolResults: []contracts.ToolResult{res}})
+}
+
 // complete makes the model call a worker asked for, streaming its text to
 // the transport.
 func (c *Core) complete(ctx context.Context, model Completer, req contracts.Request, ev Events) (contracts.Completion, error) {
@@ -65,8 +112,24 @@ func (c *Core) complete(ctx context.Context, model Completer, req contracts.Requ
 	}
 	// The broker's errors carry no secret; redact anyway, on the way to the worker.
 	msg := c.opts.Redact(err.Error())
+	var over overCap
+	if errors.As(err, &over) && over.ReplyOverCap() {
+		// The reply is what went wrong, not the provider: say which cap,
+		// in the words the owner reads in the turn's reply.
+		msg = c.opts.Redact(over.Error()) + "; the turn was stopped"
+		c.log.Warn("model reply over a cap; the turn stops", "err", msg)
+		return contracts.Completion{}, errors.New(msg)
+	}
 	c.log.Warn("model call failed", "err", msg)
 	return contracts.Completion{}, errors.New(msg)
+}
+
+// overCap is a model error for a reply that went over one of the broker's
+// caps (its provider.Error says which, "the model's reply exceeded 1 MiB
+// of text"). Core asks through this interface: it never imports the broker.
+type overCap interface {
+	error
+	ReplyOverCap() bool
 }
 
 // skill serves a skills operation. A create or an update is a draft: it is

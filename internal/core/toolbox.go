@@ -32,6 +32,7 @@ const (
 type turnFiled struct {
 	approvals []ApprovalView
 	notes     []string
+	recorded  []contracts.Message // a decided request's exchange, recorded (Exchange.Record)
 }
 
 func (f *turnFiled) note(text string) {
@@ -56,6 +57,11 @@ func (c *Core) propose(ctx context.Context, job contracts.Job, p contracts.Propo
 	filed.approvals = append(filed.approvals, v)
 	return contracts.Proposed{ApprovalID: v.ID, Version: m.Version, Hash: m.Hash}, nil
 }
+
+// RecoverTools finishes or undoes the changes of a self-coded tool's live
+// version a crash interrupted; the daemon calls it once at start, before
+// RecoverApprovals.
+func (c *Core) RecoverTools(ctx context.Context) error { return c.tools.Recover(ctx) }
 
 // ToolAction is an owner command on a self-coded tool.
 func (c *Core) ToolAction(ctx context.Context, action, name, by string) (string, error) {

@@ -42,10 +42,6 @@ func NewClient(conn *Conn) *Client {
 // *RemoteError; ctx ending first is ctx's error, and the stream ending first
 // is ErrClosed. A reply that comes after its call gave up is dropped.
 func (c *Client) Call(ctx context.Context, method string, req, resp any) error {
-	body, err := json.Marshal(req)
-	if err != nil {
-		return fmt.Errorf("wire: encode %s call: %w", method, err)
-	}
 	c.mu.Lock()
 	if c.closed != nil {
 		c.mu.Unlock()
@@ -61,7 +57,7 @@ func (c *Client) Call(ctx context.Context, method string, req, resp any) error {
 		delete(c.pending, seq)
 		c.mu.Unlock()
 	}()
-	if err := c.conn.write(Frame{Type: TypeCall, Seq: seq, Method: method, Body: body}); err != nil {
+	if err := c.conn.write(Frame{Type: TypeCall, Seq: seq, Method: method}, req); err != nil {
 		return err
 	}
 	var f Frame

@@ -17,11 +17,13 @@ package wire
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 )
 
@@ -49,6 +51,15 @@ const (
 	MethodPropose   = "propose"   // a tool whose gate passed: contracts.Proposal → contracts.Proposed
 	MethodConfigure = "configure" // an approved update_config: its changes (JSON) → the diff ([]string)
 	MethodSkill     = "skill"     // a skills operation: contracts.SkillRequest → its text (string)
+	// MethodStart is asked before the owner's approved call runs: its call
+	// id → true once the daemon has recorded that it starts. Write-ahead:
+	// a call whose start was not recorded never runs.
+	MethodStart = "start"
+	// MethodRecord is asked by a resumed turn before it asks the model
+	// again: the turn's messages so far (the parked ones and the decided
+	// call's result) → true once the daemon has recorded them with the
+	// request's closing.
+	MethodRecord = "record"
 )
 
 // Frame is one message. Body holds the JSON of the type's payload; Error is
@@ -90,60 +101,90 @@ func NewConn(r io.Reader, w io.Writer, max int) *Conn {
 
 // Send writes one frame of type typ whose body is v marshaled to JSON.
 func (c *Conn) Send(typ string, v any) error {
-	body, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("wire: encode %s frame: %w", typ, err)
-	}
-	return c.write(Frame{Type: typ, Body: body})
+	return c.write(Frame{Type: typ}, v)
 }
 
 // SendError writes one frame of type typ that reports a failure.
 func (c *Conn) SendError(typ string, msg string) error {
-	return c.write(Frame{Type: typ, Error: msg})
+	return c.write(Frame{Type: typ, Error: msg}, noBody{})
 }
 
 // SendCall writes a call of method whose request is v marshaled to JSON.
 // A Client numbers its calls itself; SendCall is for a caller that makes
 // one call at a time and reads the replies itself.
 func (c *Conn) SendCall(seq int64, method string, v any) error {
-	body, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("wire: encode %s call: %w", method, err)
-	}
-	return c.write(Frame{Type: TypeCall, Seq: seq, Method: method, Body: body})
+	return c.write(Frame{Type: TypeCall, Seq: seq, Method: method}, v)
 }
 
 // SendReply writes the reply to call seq whose body is v marshaled to JSON.
 func (c *Conn) SendReply(seq int64, v any) error {
-	body, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("wire: encode reply %d: %w", seq, err)
-	}
-	return c.write(Frame{Type: TypeReply, Seq: seq, Body: body})
+	return c.write(Frame{Type: TypeReply, Seq: seq}, v)
 }
 
 // SendReplyError writes the reply to call seq that reports a failure.
 func (c *Conn) SendReplyError(seq int64, msg string) error {
-	return c.write(Frame{Type: TypeReply, Seq: seq, Error: msg})
+	return c.write(Frame{Type: TypeReply, Seq: seq, Error: msg}, noBody{})
 }
 
-func (c *Conn) write(f Frame) error {
-	data, err := json.Marshal(f)
-	if err != nil {
-		return fmt.Errorf("wire: encode frame: %w", err)
+// noBody is the body of a frame that has none.
+type noBody struct{}
+
+// write sends f with v (unless noBody) marshaled as its body. The frame is
+// built in one buffer, the length prefix first and the body encoded in
+// place, so a large body (a model's reply) is held twice while it is sent
+// (the encoder's buffer and the frame), not four times. HTML characters are
+// not escaped: "<" stays one byte, not six.
+func (c *Conn) write(f Frame, v any) error {
+	var buf bytes.Buffer
+	buf.Write([]byte{0, 0, 0, 0})
+	buf.WriteString(`{"type":`)
+	writeString(&buf, f.Type)
+	if f.Seq != 0 {
+		buf.WriteString(`,"seq":`)
+		buf.WriteString(strconv.FormatInt(f.Seq, 10))
 	}
-	if len(data) > c.max {
-		return fmt.Errorf("%w: %d bytes, cap %d", ErrTooLarge, len(data), c.max)
+	if f.Method != "" {
+		buf.WriteString(`,"method":`)
+		writeString(&buf, f.Method)
 	}
-	buf := make([]byte, 4+len(data))
-	binary.BigEndian.PutUint32(buf, uint32(len(data)))
-	copy(buf[4:], data)
+	if f.Error != "" {
+		buf.WriteString(`,"error":`)
+		writeString(&buf, f.Error)
+	}
+	if _, none := v.(noBody); !none {
+		buf.WriteString(`,"body":`)
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			what := f.Type + " frame"
+			if f.Type == TypeCall {
+				what = f.Method + " call"
+			}
+			return fmt.Errorf("wire: encode %s: %w", what, err)
+		}
+		buf.Truncate(buf.Len() - 1) // Encode's newline
+	}
+	buf.WriteByte('}')
+	data := buf.Bytes()
+	n := len(data) - 4
+	if n > c.max {
+		return fmt.Errorf("%w: %d bytes, cap %d", ErrTooLarge, n, c.max)
+	}
+	binary.BigEndian.PutUint32(data, uint32(n))
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, err := c.w.Write(buf); err != nil {
+	if _, err := c.w.Write(data); err != nil {
 		return fmt.Errorf("wire: write %s frame: %w", f.Type, err)
 	}
 	return nil
+}
+
+// writeString writes s as a JSON string.
+func writeString(buf *bytes.Buffer, s string) {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	buf.Truncate(buf.Len() - 1)
 }
 
 // Recv reads the next frame. It returns io.EOF when the peer closed the

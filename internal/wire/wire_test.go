@@ -116,3 +116,26 @@ func FuzzReadFrame(f *testing.F) {
 		}
 	})
 }
+
+// TestWriteBuildsOneFrame: a frame's body is encoded in place, HTML
+// characters unescaped (a "<" costs one byte, not six), and a frame over
+// the cap is refused before anything is written.
+func TestWriteBuildsOneFrame(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	c := NewConn(&buf, &buf, 64)
+	if err := c.SendReply(7, "<a&b>"); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(buf.Bytes(), []byte(`"body":"<a&b>"`)) {
+		t.Errorf("frame %q: the body is escaped", buf.Bytes())
+	}
+	f, err := c.Recv()
+	var got string
+	if err != nil || f.Type != TypeReply || f.Seq != 7 || f.Decode(&got) != nil || got != "<a&b>" {
+		t.Fatalf("frame %+v (%q), %v", f, got, err)
+	}
+	if err := c.Send(TypeEvent, strings.Repeat("x", 64)); !errors.Is(err, ErrTooLarge) || buf.Len() != 0 {
+		t.Errorf("a frame over the cap: err %v, %d bytes written", err, buf.Len())
+	}
+}

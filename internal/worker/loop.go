@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/wire"
 )
 
 // Model is how the loop reaches the model. In the worker process it is the
@@ -41,6 +42,17 @@ type Loop struct {
 	OnEvent func(contracts.ToolEvent) // nil means no events
 	Redact  func(args string) string  // redacts arguments for events; nil keeps them
 	Logger  *slog.Logger              // nil means slog.Default()
+	// Starting is told, and must succeed, before the owner's approved call
+	// runs in a resumed turn: the daemon records that it starts, so a
+	// crash after it is reported as "may have run", never as "not run",
+	// and a call whose start was not recorded never runs. nil: nothing to
+	// tell (tests of the loop alone).
+	Starting func(ctx context.Context, callID string) error
+	// Record is told a resumed turn's messages so far (the parked ones and
+	// the decided call's result) before the model is asked again, and must
+	// succeed: the daemon records the exchange, so no crash after it loses
+	// it. nil: nothing to tell.
+	Record func(ctx context.Context, msgs []contracts.Message) error
 }
 
 // Run runs one turn and returns its result. It never fails: a model that
@@ -74,6 +86,12 @@ func (l *Loop) Run(ctx context.Context, job contracts.Job) contracts.Result {
 		t.convo = append(t.convo, r.Messages...)
 		t.res.Messages = append([]contracts.Message(nil), r.Messages...)
 		t.resume(ctx, *r)
+		if l.Record != nil {
+			if err := l.Record(ctx, t.res.Messages); err != nil {
+				t.stop(contracts.StopError, "shelldon could not record the decided call's result, so the turn stops here: "+err.Error())
+				return t.res
+			}
+		}
 	} else {
 		user := contracts.Message{Role: contracts.RoleUser, Text: job.Input}
 		t.convo = append(t.convo, user)
@@ -94,6 +112,8 @@ func (t *turn) resume(ctx context.Context, r contracts.Resume) {
 		hash, err := contracts.ArgsHash(r.Call.Name, r.Call.Arguments, r.Binding)
 		if err != nil || hash != r.ArgsHash {
 			res.Content = "not run: the call does not match what the owner approved"
+		} else if err := t.starting(ctx, r.Call.ID); err != nil {
+			res.Content = "not run: shelldon could not record that the call starts (" + err.Error() + "); it was not run"
 		} else {
 			t.approved = r.Call.ID
 			res = t.call(WithBinding(ctx, r.Binding), r.Call)
@@ -107,6 +127,14 @@ func (t *turn) resume(ctx context.Context, r contracts.Resume) {
 		return
 	}
 	t.append(contracts.Message{Role: contracts.RoleTool, ToolResults: []contracts.ToolResult{res}})
+}
+
+// starting tells the daemon the approved call callID starts.
+func (t *turn) starting(ctx context.Context, callID string) error {
+	if t.loop.Starting == nil {
+		return nil
+	}
+	return t.loop.Starting(ctx, callID)
 }
 
 // turn is the state of one Run.
@@ -156,9 +184,16 @@ func (t *turn) run(ctx context.Context, system string) {
 			t.res.Provider, t.res.Model = comp.Provider, comp.Model
 		}
 		if err != nil {
+			var remote *wire.RemoteError
 			switch {
 			case ctx.Err() != nil && t.left() > 0:
 				t.stop(contracts.StopCancelled, "")
+			case errors.As(err, &remote):
+				// The daemon answered with the reason (a reply over its
+				// caps, every provider down): the owner reads it, even
+				// when little time is left; a call that ran out of time
+				// gets no such answer.
+				t.stop(contracts.StopError, fmt.Sprintf("I could not get an answer from the model: %v", err))
 			case t.left() < t.lim.Reserve || errors.Is(err, context.DeadlineExceeded):
 				t.stop(contracts.StopDeadline, "")
 			default:

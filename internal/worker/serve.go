@@ -58,10 +58,12 @@ func Serve(ctx context.Context, conn *wire.Conn, build Builder, redact func(stri
 	go rm.readLoop(cancel, logger)
 
 	loop := &Loop{
-		Model:  rm,
-		Tools:  reg,
-		Redact: redact,
-		Logger: logger,
+		Model:    rm,
+		Tools:    reg,
+		Redact:   redact,
+		Logger:   logger,
+		Starting: rm.Starting,
+		Record:   rm.Record,
 		OnEvent: func(ev contracts.ToolEvent) {
 			if err := conn.Send(wire.TypeEvent, ev); err != nil {
 				logger.Warn("worker: send event", "err", err)
@@ -70,10 +72,35 @@ func Serve(ctx context.Context, conn *wire.Conn, build Builder, redact func(stri
 	}
 	job.System = SystemPrompt(time.Now(), job.System, job.SkillCatalog)
 	res := loop.Run(ctx, job)
-	if err := conn.Send(wire.TypeResult, res); err != nil {
+	err = conn.Send(wire.TypeResult, res)
+	if errors.Is(err, wire.ErrTooLarge) {
+		// The turn's messages do not fit in a frame: the owner learns
+		// why, rather than that the worker exited without a result.
+		logger.Warn("worker: the turn's result is larger than a frame may be", "err", err)
+		err = conn.Send(wire.TypeResult, oversized(res, err))
+	}
+	if err != nil {
 		return fmt.Errorf("worker: send result: %w", err)
 	}
 	return nil
+}
+
+// oversized is what is left of a result too large to send: the turn's
+// first message (the owner's, if it is small) and a reply that names the
+// cause, with the start of the reply the turn had.
+func oversized(res contracts.Result, cause error) contracts.Result {
+	reply := fmt.Sprintf("The turn was stopped: its messages are too large for the worker to hand back (%v).", cause)
+	if res.Reply != "" {
+		reply += "\n\nThe reply began: " + capText(res.Reply, 4<<10)
+	}
+	out := contracts.Result{Reply: reply, ToolCalls: res.ToolCalls, Usage: res.Usage, Stopped: contracts.StopError,
+		Provider: res.Provider, Model: res.Model}
+	if len(res.Messages) > 0 && res.Messages[0].Role == contracts.RoleUser && len(res.Messages[0].Text) <= MaxResultBytes &&
+		len(res.Messages[0].ToolResults) == 0 {
+		out.Messages = append(out.Messages, res.Messages[0])
+	}
+	out.Messages = append(out.Messages, contracts.Message{Role: contracts.RoleAssistant, Text: reply})
+	return out
 }
 
 // daemonClient asks the daemon for completions, proposals, skills and config
@@ -118,6 +145,32 @@ func (m *daemonClient) Skill(ctx context.Context, req contracts.SkillRequest) (s
 		return "", err
 	}
 	return out, nil
+}
+
+// Starting tells the daemon that the owner's approved call callID is about
+// to run, and waits until it has recorded that.
+func (m *daemonClient) Starting(ctx context.Context, callID string) error {
+	var ok bool
+	if err := m.calls.Call(ctx, wire.MethodStart, callID, &ok); err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("the daemon did not record the start")
+	}
+	return nil
+}
+
+// Record hands the daemon a resumed turn's exchange to record, and waits
+// until it has.
+func (m *daemonClient) Record(ctx context.Context, msgs []contracts.Message) error {
+	var ok bool
+	if err := m.calls.Call(ctx, wire.MethodRecord, msgs, &ok); err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("the daemon did not record the exchange")
+	}
+	return nil
 }
 
 // Complete asks the daemon for a model call.

@@ -93,8 +93,8 @@ type Promoter interface {
 	Deny(ctx context.Context, a store.Approval)
 	// Discard drops the draft of an expired request.
 	Discard(ctx context.Context, a store.Approval)
-	// Promoted tells whether a promotion a crash interrupted happened, as
-	// the outcome to record.
+	// Promoted finishes a promotion a crash interrupted (or carries out an
+	// approved one that had not begun) and returns the outcome to record.
 	Promoted(a store.Approval) string
 }
 

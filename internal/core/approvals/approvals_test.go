@@ -22,13 +22,29 @@ import (
 type desk struct {
 	*approvals.Desk
 	st    *store.Store
+	path  string
 	tools *toolbox
 	clock time.Time
 }
 
 func newDesk(t *testing.T) *desk {
 	t.Helper()
-	d := &desk{st: coretest.Store(t), tools: &toolbox{}, clock: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	path := coretest.StorePath(t)
+	d := &desk{st: coretest.Reopen(t, path), path: path, tools: &toolbox{}, clock: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	d.open(t)
+	return d
+}
+
+// crash is a restart after the process that held this desk died: a new
+// store handle (what the old one held is free) and a new desk.
+func (d *desk) crash(t *testing.T) {
+	t.Helper()
+	d.st = coretest.Reopen(t, d.path)
+	d.open(t)
+}
+
+func (d *desk) open(t *testing.T) {
+	t.Helper()
 	var err error
 	d.Desk, err = approvals.New(approvals.Options{
 		Store: d.st, Audit: recorder{d},
@@ -42,7 +58,6 @@ func newDesk(t *testing.T) *desk {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d
 }
 
 type recorder struct{ d *desk }
@@ -90,16 +105,19 @@ func pending(chat string) contracts.Pending {
 
 // turns is the turn engine as a test drives it: it records each
 // continuation, with the request's state at that moment, and reports
-// what the test set.
+// what the test set. An approved call "runs" (call set, or started set)
+// only after started succeeded, as the worker's does.
 type turns struct {
 	d          *desk
 	mu         sync.Mutex
 	acquireErr error
 	held       int
-	call       *contracts.ToolEvent
+	call       *contracts.ToolEvent // the approved call's end event: it ran
+	started    bool                 // the approved call starts and its end is never seen
 	runErr     error
 	resumes    []*contracts.Resume
 	states     []string // the request's state when Continue ran
+	startErrs  []error  // what started answered
 }
 
 func (tu *turns) Acquire(context.Context) (func(), error) {
@@ -112,12 +130,13 @@ func (tu *turns) Acquire(context.Context) (func(), error) {
 	return func() { tu.mu.Lock(); tu.held--; tu.mu.Unlock() }, nil
 }
 
-func (tu *turns) Continue(ctx context.Context, chat string, r *contracts.Resume) (approvals.Continued, error) {
+func (tu *turns) Continue(ctx context.Context, chat string, x *approvals.Exchange) (approvals.Continued, error) {
 	tu.mu.Lock()
 	defer tu.mu.Unlock()
 	if tu.held == 0 {
 		panic("Continue without a worker slot")
 	}
+	r := x.Resume()
 	list, _ := tu.d.st.Approvals(ctx, store.ApprovalRunning, store.ApprovalDone)
 	for _, a := range list {
 		if a.Pending.Call.ID == r.Call.ID {
@@ -129,7 +148,36 @@ func (tu *turns) Continue(ctx context.Context, chat string, r *contracts.Resume)
 	if err != nil {
 		return approvals.Continued{}, err
 	}
-	return approvals.Continued{Turn: turn, Call: tu.call}, tu.runErr
+	// As the engine and the worker do: the approved call starts only once
+	// its start is recorded; the exchange is recorded before the model is
+	// asked again, or, when the "worker" dies first, committed with the
+	// turn and the request's closing.
+	result := contracts.ToolResult{CallID: r.Call.ID, Name: r.Call.Name, Content: contracts.DeniedByOwner}
+	if r.Note != "" {
+		result.Content = r.Note
+	}
+	ran := false
+	if r.Approved && (tu.call != nil || tu.started) {
+		err := x.Start(ctx)
+		tu.startErrs = append(tu.startErrs, err)
+		ran = err == nil && tu.call != nil
+		if ran {
+			result.Content, result.OK = tu.call.Summary, tu.call.OK
+		}
+	}
+	parked := append([]contracts.Message(nil), r.Messages...)
+	if !r.Approved || ran {
+		msgs := append(parked, contracts.Message{Role: contracts.RoleTool, ToolResults: []contracts.ToolResult{result}})
+		if err := x.Record(ctx, turn, msgs); err != nil {
+			return approvals.Continued{Turn: turn}, err
+		}
+		err := tu.d.st.FinishTurn(ctx, turn, store.TurnEnd{Status: store.StatusOK, Messages: append(msgs, contracts.Message{Role: contracts.RoleAssistant, Text: "done"}), At: tu.d.clock})
+		return approvals.Continued{Turn: turn}, errors.Join(err, tu.runErr)
+	}
+	c := x.Close(nil)
+	msgs := append(parked, contracts.Message{Role: contracts.RoleTool, ToolResults: []contracts.ToolResult{x.Abandoned()}})
+	err = tu.d.st.FinishTurn(ctx, turn, store.TurnEnd{Status: store.StatusError, Messages: msgs, Close: &c, At: tu.d.clock})
+	return approvals.Continued{Turn: turn}, errors.Join(err, tu.runErr)
 }
 
 // toolbox is a Promoter that records what the desk told it.
@@ -213,6 +261,7 @@ func TestDecideApprovedRunsOnceInASlot(t *testing.T) {
 		"ran ok":     {&contracts.ToolEvent{OK: true}, "executed ok"},
 		"ran, fails": {&contracts.ToolEvent{Summary: "disk full"}, "executed, failed: disk full"},
 		"never ran":  {nil, "not run"},
+		"started":    {nil, approvals.MayHaveRun},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -222,7 +271,7 @@ func TestDecideApprovedRunsOnceInASlot(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tu := &turns{d: d, call: tc.call}
+			tu := &turns{d: d, call: tc.call, started: tc.outcome == approvals.MayHaveRun}
 			if reply, err := d.Decide(ctx, v.ID, true, "test", tu); err != nil || reply != "" {
 				t.Fatalf("Decide: %q, %v", reply, err)
 			}
@@ -252,8 +301,10 @@ func TestDecideApprovedRunsOnceInASlot(t *testing.T) {
 	}
 }
 
-// TestDecideDeniedTellsTheModel: a denied call is closed before the turn
-// goes on, and the continuation is not approved.
+// TestDecideDeniedTellsTheModel: a denied call is claimed (running, held,
+// its outcome "denied") while the turn goes on, the continuation is not
+// approved, and the request closes with the exchange recorded: the
+// parked messages and "denied by owner" are in the history once.
 func TestDecideDeniedTellsTheModel(t *testing.T) {
 	d := newDesk(t)
 	ctx := context.Background()
@@ -262,11 +313,74 @@ func TestDecideDeniedTellsTheModel(t *testing.T) {
 	if _, err := d.Decide(ctx, v.ID, false, "test", tu); err != nil {
 		t.Fatal(err)
 	}
-	if len(tu.resumes) != 1 || tu.resumes[0].Approved || tu.states[0] != store.ApprovalDone {
+	if len(tu.resumes) != 1 || tu.resumes[0].Approved || tu.states[0] != store.ApprovalRunning {
 		t.Fatalf("resumes %+v states %v", tu.resumes, tu.states)
 	}
-	if a := d.state(t, v.ID); a.Outcome != store.ApprovalDenied {
-		t.Errorf("outcome %q", a.Outcome)
+	if a := d.state(t, v.ID); a.State != store.ApprovalDone || a.Outcome != store.ApprovalDenied || a.ResumedTurn == 0 {
+		t.Errorf("closed as %q %q %d", a.State, a.Outcome, a.ResumedTurn)
+	}
+	history, _ := d.st.History(ctx, "a", 100000)
+	denials := 0
+	for _, m := range history {
+		for _, r := range m.ToolResults {
+			if r.CallID == "call-a" && r.Content == contracts.DeniedByOwner {
+				denials++
+			}
+		}
+	}
+	if denials != 1 {
+		t.Errorf("the denial is in the history %d times: %+v", denials, history)
+	}
+}
+
+// TestExchangeRecordedOnceAcrossACrash: the exchange of a decided request
+// is recorded with the request's closing before the turn goes on, so a
+// crash after it loses nothing and a recovery after it finds nothing to
+// redo; a crash before it leaves the request to recovery, which records
+// it then. Either way it is in the history exactly once.
+func TestExchangeRecordedOnceAcrossACrash(t *testing.T) {
+	d := newDesk(t)
+	ctx := context.Background()
+	v, _ := d.Park(ctx, "a", 1, pending("a"))
+	if _, err := d.st.Decide(ctx, v.ID, true, "owner", d.clock); err != nil {
+		t.Fatal(err)
+	}
+	// The "daemon" claims the call, records its start and its result,
+	// then dies before the turn ends.
+	if err := d.st.Claim(ctx, v.ID, store.ApprovalApproved, store.ApprovalRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.st.MarkStarted(ctx, v.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	turn, _ := d.st.BeginTurn(ctx, "a", "save my notes", d.clock)
+	p := pending("a")
+	exchange := append(p.Messages, contracts.Message{Role: contracts.RoleTool, ToolResults: []contracts.ToolResult{{CallID: "call-a", Name: "write_file", Content: "wrote 1 byte", OK: true}}})
+	if err := d.st.RecordExchange(ctx, turn, exchange, store.ApprovalClose{ID: v.ID, Outcome: "executed ok"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.st.RecordExchange(ctx, turn, exchange, store.ApprovalClose{ID: v.ID, Outcome: "executed ok"}); err == nil {
+		t.Fatal("an exchange was recorded twice")
+	}
+	d.crash(t)
+	if _, err := d.st.RecoverRunning(ctx, d.clock); err != nil {
+		t.Fatal(err)
+	}
+	tu := &turns{d: d, call: &contracts.ToolEvent{OK: true}}
+	if n, _ := d.Recover(ctx, tu); n != 0 || len(tu.resumes) != 0 {
+		t.Fatalf("recovery redid a recorded exchange: %d %+v", n, tu.resumes)
+	}
+	history, _ := d.st.History(ctx, "a", 100000)
+	results := 0
+	for _, m := range history {
+		for _, r := range m.ToolResults {
+			if r.CallID == "call-a" {
+				results++
+			}
+		}
+	}
+	if results != 1 || history[0].Text != "save my notes" {
+		t.Fatalf("the exchange is in the history %d times: %+v", results, history)
 	}
 }
 
@@ -312,6 +426,10 @@ func TestDecisionWithoutASlotIsNotLost(t *testing.T) {
 		t.Fatalf("state %q, want approved (decided, not claimed)", a.State)
 	}
 	tu := &turns{d: d, call: &contracts.ToolEvent{OK: true}}
+	if n, _ := d.Recover(ctx, tu); n != 0 {
+		t.Fatal("recovery took over a decision whose holder is alive")
+	}
+	d.crash(t)
 	if n, err := d.Recover(ctx, tu); n != 1 || err != nil {
 		t.Fatalf("Recover: %d, %v", n, err)
 	}
@@ -370,23 +488,32 @@ func TestRecoverAfterACrash(t *testing.T) {
 	d := newDesk(t)
 	ctx := context.Background()
 	ids := map[string]string{}
-	for _, chat := range []string{"approved", "denied", "running", "pending"} {
+	for _, chat := range []string{"approved", "denied", "running", "claimed", "pending"} {
 		v, err := d.Park(ctx, chat, 1, pending(chat))
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids[chat] = v.ID
 	}
-	for chat, approve := range map[string]bool{"approved": true, "denied": false, "running": true} {
+	for chat, approve := range map[string]bool{"approved": true, "denied": false, "running": true, "claimed": true} {
 		if _, err := d.st.Decide(ctx, ids[chat], approve, "before the crash", d.clock); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := d.st.Transition(ctx, ids["running"], store.ApprovalApproved, store.ApprovalRunning, "", 0); err != nil {
+	for _, chat := range []string{"running", "claimed"} {
+		if err := d.st.Claim(ctx, ids[chat], store.ApprovalApproved, store.ApprovalRunning, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.st.MarkStarted(ctx, ids["running"], d.clock.UnixNano()); err != nil {
 		t.Fatal(err)
 	}
 	tu := &turns{d: d, call: &contracts.ToolEvent{OK: true}}
-	if n, err := d.Recover(ctx, tu); n != 3 || err != nil {
+	if n, err := d.Recover(ctx, tu); n != 0 || err != nil || len(tu.resumes) != 0 {
+		t.Fatalf("Recover took over work its live holder holds: %d, %v", n, err)
+	}
+	d.crash(t)
+	if n, err := d.Recover(ctx, tu); n != 4 || err != nil {
 		t.Fatalf("Recover: %d, %v", n, err)
 	}
 	got := map[string]*contracts.Resume{}
@@ -398,15 +525,17 @@ func TestRecoverAfterACrash(t *testing.T) {
 		t.Errorf("the approved call was not run: %+v", got["approved"])
 	case got["denied"] == nil || got["denied"].Approved:
 		t.Errorf("the denied call: %+v", got["denied"])
-	case got["running"] == nil || got["running"].Approved || got["running"].Note != approvals.Interrupted:
+	case got["running"] == nil || got["running"].Approved || got["running"].Note != approvals.MayHaveRun:
 		t.Errorf("the interrupted call was retried or not reported: %+v", got["running"])
+	case got["claimed"] == nil || !got["claimed"].Approved:
+		t.Errorf("a claimed call that never started was not run: %+v", got["claimed"])
 	case got["pending"] != nil:
 		t.Error("an undecided request was continued")
 	}
-	if a := d.state(t, ids["running"]); a.State != store.ApprovalDone || a.Outcome != approvals.Interrupted {
+	if a := d.state(t, ids["running"]); a.State != store.ApprovalDone || a.Outcome != approvals.MayHaveRun {
 		t.Errorf("the interrupted request closed as %q %q", a.State, a.Outcome)
 	}
-	if n, _ := d.Recover(ctx, tu); n != 0 || len(tu.resumes) != 3 {
+	if n, _ := d.Recover(ctx, tu); n != 0 || len(tu.resumes) != 4 {
 		t.Errorf("a second Recover handled %d, continued %d in all", n, len(tu.resumes))
 	}
 }
@@ -465,7 +594,8 @@ func TestPromotionIsOneMoreRequest(t *testing.T) {
 
 	crashed := propose("max")
 	d.st.Decide(ctx, crashed.ID, true, "test", d.clock)
-	d.st.Transition(ctx, crashed.ID, store.ApprovalApproved, store.ApprovalRunning, "", 0)
+	d.st.Claim(ctx, crashed.ID, store.ApprovalApproved, store.ApprovalRunning, "")
+	d.crash(t)
 	if n, err := d.Recover(ctx, tu); n != 1 || err != nil {
 		t.Fatalf("Recover: %d, %v", n, err)
 	}
@@ -515,7 +645,7 @@ func (c *closingTurns) Acquire(context.Context) (func(), error) {
 	return func() {}, nil
 }
 
-func (c *closingTurns) Continue(context.Context, string, *contracts.Resume) (approvals.Continued, error) {
+func (c *closingTurns) Continue(context.Context, string, *approvals.Exchange) (approvals.Continued, error) {
 	panic("a claim that failed continued the turn")
 }
 

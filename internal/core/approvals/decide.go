@@ -15,18 +15,19 @@ type Turns interface {
 	// Acquire waits for a worker slot and returns its release: a decision
 	// waits its turn rather than being refused.
 	Acquire(ctx context.Context) (release func(), err error)
-	// Continue runs the rest of the turn parked in chat from r, in a slot
-	// already held: the decided call runs once (r.Approved) or its result
-	// is r.Note or "denied by owner", and the loop goes on to a reply. It
-	// returns the turn it committed and the decided call's end event if
-	// the call ran.
-	Continue(ctx context.Context, chat string, r *contracts.Resume) (Continued, error)
+	// Continue runs the rest of the turn parked in chat, in a slot already
+	// held, from x.Resume(): the decided call runs once (approved) or its
+	// result is the note or "denied by owner", and the loop goes on to a
+	// reply. The engine calls x.Start before the approved call runs (it
+	// runs only if that succeeds), x.Record with the exchange before the
+	// model is asked again, and closes the request with x.Close when the
+	// turn ends without having recorded it. It returns the turn.
+	Continue(ctx context.Context, chat string, x *Exchange) (Continued, error)
 }
 
 // Continued is what Turns.Continue reports.
 type Continued struct {
 	Turn int64
-	Call *contracts.ToolEvent // the decided call's end event; nil if it did not run
 }
 
 // Decide records the owner's decision on request id and carries it out.
@@ -65,35 +66,127 @@ func (d *Desk) Decide(ctx context.Context, id string, approve bool, by string, t
 	return "", d.continueParked(ctx, a, "", turns)
 }
 
-// continueParked claims a decided request (approved -> running, or denied
-// -> done; exactly one caller wins) and has turns run the rest of its
-// turn. note, when set, is the model's result for a call that did not run.
+// continueParked claims a decided request for this handle (into running,
+// holding its lease, with the outcome so far: "" for an approved call,
+// "denied", or note for a call that will not run; exactly one caller wins)
+// and has turns run the rest of its turn. The exchange (the parked messages
+// and the decided call's result) is recorded and the request closed, in one
+// transaction, before the model is asked again (Exchange.Record).
 func (d *Desk) continueParked(ctx context.Context, a store.Approval, note string, turns Turns) error {
 	r := &contracts.Resume{Messages: a.Pending.Messages, Call: a.Pending.Call, ArgsHash: a.ArgsHash,
 		Binding: a.Pending.Binding, Note: note}
-	if a.State == store.ApprovalApproved && note == "" {
-		if err := d.claim(ctx, a.ID, store.ApprovalApproved, store.ApprovalRunning, ""); err != nil {
-			return err
-		}
+	outcome := note
+	switch {
+	case note != "":
+	case a.State == store.ApprovalDenied, a.Outcome == store.ApprovalDenied:
+		outcome = store.ApprovalDenied
+	default:
 		r.Approved = true
-	} else if err := d.claim(ctx, a.ID, a.State, store.ApprovalDone, outcomeOf(a.State, note)); err != nil {
+	}
+	if err := d.claimLease(ctx, a.ID, a.State, outcome); err != nil {
 		return err
 	}
-	res, err := turns.Continue(ctx, a.Chat, r)
-	if r.Approved {
-		outcome, ok := "not run", false
-		switch c := res.Call; {
-		case c != nil && c.OK:
-			outcome, ok = "executed ok", true
-		case c != nil:
-			outcome = "executed, failed: " + c.Summary
-		}
-		if terr := d.st.Transition(ctx, a.ID, store.ApprovalRunning, store.ApprovalDone, outcome, res.Turn); terr != nil {
+	x := &Exchange{d: d, a: a, r: r}
+	res, err := turns.Continue(ctx, a.Chat, x)
+	final, gerr := d.st.Approval(ctx, a.ID)
+	if gerr == nil && final.State == store.ApprovalRunning {
+		// Neither recorded nor closed with the turn (the store failed):
+		// close it now, so it is not taken for interrupted work.
+		c := x.Close(nil)
+		if terr := d.st.Transition(ctx, a.ID, store.ApprovalRunning, store.ApprovalDone, c.Outcome, res.Turn); terr != nil {
 			d.log.Error("close approval", "id", a.ID, "err", terr)
 		}
-		d.record(ctx, a.Chat, res.Turn, auditExecuted, a.Tool, a.Args, "request "+a.ID+": "+outcome, ok)
+		final.Outcome = c.Outcome
+	}
+	if r.Approved {
+		d.record(ctx, a.Chat, res.Turn, auditExecuted, a.Tool, a.Args, "request "+a.ID+": "+final.Outcome, final.Outcome == outcomeOK)
 	}
 	return err
+}
+
+// Outcomes of an approved call.
+const (
+	outcomeOK     = "executed ok"
+	outcomeFailed = "executed, failed: "
+	outcomeNotRun = "not run"
+)
+
+// Exchange is a decided request's exchange as the turn engine carries it
+// out: the call resumed, its start recorded before it runs, and the
+// exchange recorded with the request's closing.
+type Exchange struct {
+	d       *Desk
+	a       store.Approval
+	r       *contracts.Resume
+	started bool
+}
+
+// Resume is what the worker resumes the parked turn from.
+func (x *Exchange) Resume() *contracts.Resume { return x.r }
+
+// Start records, before it runs, that the approved call starts: if its
+// holder dies after this, the call may have run and is never retried.
+func (x *Exchange) Start(ctx context.Context) error {
+	if !x.r.Approved {
+		return errors.New("only an approved call starts")
+	}
+	if err := x.d.st.MarkStarted(ctx, x.a.ID, x.d.now().UnixNano()); err != nil {
+		return err
+	}
+	x.started = true
+	return nil
+}
+
+// Started reports whether the approved call was recorded as starting.
+func (x *Exchange) Started() bool { return x.started }
+
+// Record commits msgs (the parked messages and the decided call's result)
+// as the first messages of turn and closes the request, in one
+// transaction.
+func (x *Exchange) Record(ctx context.Context, turn int64, msgs []contracts.Message) error {
+	return x.d.st.RecordExchange(ctx, turn, msgs, x.Close(msgs))
+}
+
+// Close is how the request closes given the turn's messages so far (nil
+// when the turn ended before the call's result was known): the call's
+// outcome, or the decision's.
+func (x *Exchange) Close(msgs []contracts.Message) store.ApprovalClose {
+	c := store.ApprovalClose{ID: x.a.ID, Outcome: x.r.Note}
+	switch {
+	case !x.r.Approved && c.Outcome == "":
+		c.Outcome = store.ApprovalDenied
+	case !x.r.Approved:
+	case !x.started:
+		c.Outcome = outcomeNotRun
+	default:
+		c.Outcome = MayHaveRun
+		for _, m := range msgs {
+			for _, tr := range m.ToolResults {
+				if tr.CallID != x.r.Call.ID {
+					continue
+				}
+				c.Outcome = outcomeOK
+				if !tr.OK {
+					c.Outcome = outcomeFailed + Bound(Escape(tr.Content), 300)
+				}
+			}
+		}
+	}
+	return c
+}
+
+// Abandoned is the decided call's result for the history when the turn
+// ended before it recorded the exchange (the worker died): what the model
+// and the owner must be told of it.
+func (x *Exchange) Abandoned() contracts.ToolResult {
+	res := contracts.ToolResult{CallID: x.r.Call.ID, Name: x.r.Call.Name, Content: x.Close(nil).Outcome}
+	switch {
+	case !x.r.Approved && x.r.Note == "":
+		res.Content = contracts.DeniedByOwner
+	case x.r.Approved && !x.started:
+		res.Content = "not run: shelldon stopped before the call started; it was not run"
+	}
+	return res
 }
 
 // claim moves request id from one state to the next: exactly one caller
@@ -110,11 +203,18 @@ func (d *Desk) claim(ctx context.Context, id, from, to, outcome string) error {
 	return nil
 }
 
-func outcomeOf(state, note string) string {
-	if note != "" {
-		return note
+// claimLease claims a decided request (from approved or denied, or from
+// running when its holder died) for this handle, into running with the
+// outcome so far.
+func (d *Desk) claimLease(ctx context.Context, id, from, outcome string) error {
+	err := d.st.Claim(ctx, id, from, store.ApprovalRunning, outcome)
+	switch {
+	case errors.Is(err, store.ErrState):
+		return ErrDecided
+	case err != nil:
+		return fmt.Errorf("approvals: record the decision on %s: %w", id, err)
 	}
-	return state
+	return nil
 }
 
 // promote claims the owner's decision on a proposal and has its kind's
@@ -131,7 +231,7 @@ func (d *Desk) promote(ctx context.Context, a store.Approval) (string, error) {
 		}
 		return fmt.Sprintf("The %s %s was discarded.", noun(a.Kind), a.Tool), nil
 	}
-	if err := d.claim(ctx, a.ID, store.ApprovalApproved, store.ApprovalRunning, ""); err != nil {
+	if err := d.claimLease(ctx, a.ID, store.ApprovalApproved, ""); err != nil {
 		return "", err
 	}
 	reply, outcome, err := "", "", fmt.Errorf("no %s can be made live here", noun(a.Kind))

@@ -9,9 +9,10 @@ import (
 	"github.com/shelldon/shelldon/internal/core/store"
 )
 
-// Interrupted is the model's result for an approved call whose execution a
-// crash cut short: it may or may not have happened, and it is not retried.
-const Interrupted = "not known to have run: shelldon stopped while this call was running; it may or may not have completed, and it was not retried"
+// MayHaveRun is the model's result, and the request's outcome, for an
+// approved call that started and whose end nobody saw (a crash, a killed
+// worker): it may have run, and it is not retried. Never "not run".
+const MayHaveRun = "started; may have run: shelldon stopped while this call was running; it may or may not have completed, and it was not retried"
 
 // Expire closes every request past its expiry: the owner is told (in the
 // log, the audit trail and the chat's history), and the model's
@@ -57,12 +58,15 @@ func (d *Desk) closeExpired(ctx context.Context, a store.Approval) error {
 	return d.st.FinishTurn(ctx, turn, store.TurnEnd{Status: contracts.StopError, Error: "approval expired", Reply: note, Messages: msgs, At: d.now()})
 }
 
-// Recover finishes what a crash left between a decision and its end, after
-// expiring what is due: decided requests whose turn never resumed are
-// resumed through turns (an approved call runs then, once); a call that
-// was running is not retried, and the model is told it may or may not have
-// completed; an interrupted promotion is finished. It returns how many
-// requests it handled.
+// Recover finishes what a dead holder left between a decision and its end,
+// after expiring what is due. A request whose lease holder is alive (this
+// daemon, or an 'approvals approve' running beside it) is not touched. A
+// decided request whose turn never resumed is resumed through turns (an
+// approved call runs then, once); so is an approved call that was claimed
+// but never started; one that started is not retried, and the model and
+// the owner are told it may have run; an interrupted promotion is
+// finished. It is safe to call at any time (the daemon calls it every few
+// seconds), and returns how many requests it handled.
 func (d *Desk) Recover(ctx context.Context, turns Turns) (int, error) {
 	if _, err := d.Expire(ctx); err != nil {
 		return 0, err
@@ -71,15 +75,24 @@ func (d *Desk) Recover(ctx context.Context, turns Turns) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	n := 0
 	for _, a := range list {
+		if d.st.LeaseHeld(a) {
+			continue
+		}
+		n++
 		if a.Kind != KindToolCall {
 			d.recoverPromotion(ctx, a)
 			continue
 		}
 		note := ""
-		if a.State == store.ApprovalRunning {
-			note = Interrupted
-			d.record(ctx, a.Chat, a.Turn, auditExecuted, a.Tool, a.Args, "request "+a.ID+": interrupted by a restart", false)
+		// A running call whose start was recorded may have run; so may one
+		// from before leases (no holder recorded), which is never retried.
+		// A running denial, or an approved call that never started, is
+		// carried out again.
+		if a.State == store.ApprovalRunning && a.Outcome != store.ApprovalDenied && (a.Started || a.LeaseOwner == "" || a.Outcome == MayHaveRun) {
+			note = MayHaveRun
+			d.record(ctx, a.Chat, a.Turn, auditExecuted, a.Tool, a.Args, "request "+a.ID+": started, then its holder stopped; it may have run", false)
 		}
 		release, err := turns.Acquire(ctx)
 		if err != nil {
@@ -91,7 +104,7 @@ func (d *Desk) Recover(ctx context.Context, turns Turns) (int, error) {
 			d.log.Error("resume a decided approval", "id", a.ID, "err", err)
 		}
 	}
-	return len(list), nil
+	return n, nil
 }
 
 // recoverPromotion finishes a promotion decision a crash interrupted.

@@ -138,6 +138,13 @@ func (p *process) closeAll() {
 // most of the cost of opening a new store.
 func Store(t testing.TB) *store.Store {
 	t.Helper()
+	return Reopen(t, StorePath(t))
+}
+
+// StorePath writes an empty store's file in t.TempDir() and returns its
+// path, for a test that opens it more than once (Reopen).
+func StorePath(t testing.TB) string {
+	t.Helper()
 	migrated.once.Do(func() { migrated.data, migrated.err = migrate() })
 	if migrated.err != nil {
 		t.Fatal(migrated.err)
@@ -146,6 +153,16 @@ func Store(t testing.TB) *store.Store {
 	if err := os.WriteFile(path, migrated.data, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+// Reopen opens a new handle on the store at path, closed when the test
+// ends: what a restarted daemon (or a second process) opens. Work a
+// handle holds (a turn, an approval's lease) is another handle's to take
+// over only once the first is gone, which for two handles in one process
+// is at once.
+func Reopen(t testing.TB, path string) *store.Store {
+	t.Helper()
 	st, err := store.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)

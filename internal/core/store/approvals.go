@@ -50,6 +50,11 @@ type Approval struct {
 	DecidedBy   string
 	Outcome     string
 	ResumedTurn int64
+	// The lease: who decided or carries out the request (see LeaseHeld).
+	LeaseOwner string
+	LeasePID   int
+	LeaseStart int64
+	Started    bool // the decided call started (MarkStarted)
 }
 
 // NewApprovalID returns an unguessable request id: 128 random bits in
@@ -84,15 +89,17 @@ func (s *Store) CreateApproval(ctx context.Context, a Approval) error {
 }
 
 const approvalCols = `id, kind, chat, turn, tool, args, args_hash, summary, pending, state,
-	created_at, expires_at, decided_at, decided_by, outcome, resumed_turn`
+	created_at, expires_at, decided_at, decided_by, outcome, resumed_turn, lease_owner, lease_pid, lease_start, started_at`
 
 func scanApproval(row interface{ Scan(...any) error }) (Approval, error) {
 	var a Approval
 	var pending string
 	var created, expires int64
 	var decided sql.NullInt64
+	var started int64
 	err := row.Scan(&a.ID, &a.Kind, &a.Chat, &a.Turn, &a.Tool, &a.Args, &a.ArgsHash, &a.Summary, &pending, &a.State,
-		&created, &expires, &decided, &a.DecidedBy, &a.Outcome, &a.ResumedTurn)
+		&created, &expires, &decided, &a.DecidedBy, &a.Outcome, &a.ResumedTurn, &a.LeaseOwner, &a.LeasePID, &a.LeaseStart, &started)
+	a.Started = started != 0
 	if err != nil {
 		return a, err
 	}
@@ -144,16 +151,18 @@ func (s *Store) Approvals(ctx context.Context, states ...string) ([]Approval, er
 }
 
 // Decide records the owner's decision on a pending request: pending ->
-// approved or denied, in one update that must change exactly one row. A
-// request that is unknown (ErrNotFound), already decided (ErrDecided) or
+// approved or denied, in one update that must change exactly one row, and
+// makes this store handle the holder of its lease until it is carried out.
+// A request that is unknown (ErrNotFound), already decided (ErrDecided) or
 // past its expiry (ErrExpired) is refused and nothing changes.
 func (s *Store) Decide(ctx context.Context, id string, approve bool, by string, at time.Time) (Approval, error) {
 	state := ApprovalDenied
 	if approve {
 		state = ApprovalApproved
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE approvals SET state = ?, decided_at = ?, decided_by = ?
-		WHERE id = ? AND state = 'pending' AND expires_at > ?`, state, nanos(at), by, id, nanos(at))
+	res, err := s.db.ExecContext(ctx, `UPDATE approvals SET state = ?, decided_at = ?, decided_by = ?,
+		lease_owner = ?, lease_pid = ?, lease_start = ?
+		WHERE id = ? AND state = 'pending' AND expires_at > ?`, state, nanos(at), by, s.owner, s.pid, selfStart(), id, nanos(at))
 	if err != nil {
 		return Approval{}, fmt.Errorf("store: decide %q: %w", id, err)
 	}

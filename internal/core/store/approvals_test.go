@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -146,5 +148,71 @@ func TestApprovalsSurviveReopen(t *testing.T) {
 	}
 	if _, err := s2.Decide(context.Background(), a.ID, true, "t", now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLeases: a decision and a claim make the handle the holder of the
+// request's lease; another handle sees it held while that process lives
+// (here: the same handle), free once the holder is gone (a second handle
+// of this process stands for a restarted one); only the holder marks the
+// call started, once.
+func TestLeases(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	first, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	now := time.Now()
+	a := Approval{ID: NewApprovalID(), Chat: "c", Tool: "run_shell", ArgsHash: "h", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := first.CreateApproval(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	got, err := first.Decide(ctx, a.ID, true, "owner", now)
+	if err != nil || !first.LeaseHeld(got) || got.LeasePID != os.Getpid() {
+		t.Fatalf("after Decide: %+v %v", got, err)
+	}
+	if err := first.MarkStarted(ctx, a.ID, 1); !errors.Is(err, ErrState) {
+		t.Fatalf("marked started before it was claimed: %v", err)
+	}
+	if err := first.Claim(ctx, a.ID, ApprovalApproved, ApprovalRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+	second, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	got, _ = second.Approval(ctx, a.ID)
+	if second.LeaseHeld(got) {
+		t.Fatal("a second handle of this process (a restarted daemon) sees the lease held")
+	}
+	if err := second.MarkStarted(ctx, a.ID, 1); !errors.Is(err, ErrState) {
+		t.Fatalf("a handle that does not hold the lease marked the call started: %v", err)
+	}
+	if err := first.MarkStarted(ctx, a.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.MarkStarted(ctx, a.ID, 2); !errors.Is(err, ErrState) {
+		t.Fatalf("marked started twice: %v", err)
+	}
+	if got, _ = first.Approval(ctx, a.ID); !got.Started {
+		t.Fatal("Started not read back")
+	}
+	// Another live process holds it; a dead or reused pid does not.
+	got.LeaseOwner, got.LeasePID, got.LeaseStart = "other", os.Getppid(), 0
+	if !second.LeaseHeld(got) {
+		t.Error("a live holder (the parent process) was not seen")
+	}
+	if st, ok := processStart(os.Getppid()); ok {
+		got.LeaseStart = st + 1
+		if second.LeaseHeld(got) {
+			t.Error("a reused pid (another start time) was taken for the holder")
+		}
+	}
+	got.LeasePID = 1 << 30
+	if second.LeaseHeld(got) {
+		t.Error("a dead holder was seen alive")
 	}
 }

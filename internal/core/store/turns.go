@@ -43,6 +43,16 @@ type TurnEnd struct {
 	Model     string
 	ToolCalls int
 	At        time.Time
+	// Close, when set, closes a running approval request with this turn
+	// in the same transaction (the continuation of a decided request).
+	Close *ApprovalClose
+}
+
+// ApprovalClose closes a running approval request: running -> done, with
+// its outcome and the turn that recorded its exchange.
+type ApprovalClose struct {
+	ID      string
+	Outcome string
 }
 
 // TurnInfo is one stored turn.
@@ -84,9 +94,10 @@ func (s *Store) BeginTurn(ctx context.Context, chat, input string, at time.Time)
 }
 
 // FinishTurn ends a running turn and appends its messages to the chat's
-// history, in one transaction: either both happen or neither. A turn is
-// finished once; a second call returns ErrTurnFinished, an unknown turn
-// ErrNotFound.
+// history, in one transaction: either both happen or neither. Messages the
+// turn already recorded (RecordExchange) are the first of end.Messages and
+// are not appended again. A turn is finished once; a second call returns
+// ErrTurnFinished, an unknown turn ErrNotFound.
 func (s *Store) FinishTurn(ctx context.Context, turn int64, end TurnEnd) error {
 	if !finalStatus[end.Status] {
 		return fmt.Errorf("store: finish turn %d: invalid status %q", turn, end.Status)
@@ -94,62 +105,137 @@ func (s *Store) FinishTurn(ctx context.Context, turn int64, end TurnEnd) error {
 	if end.At.IsZero() {
 		return fmt.Errorf("store: finish turn %d: %w: time", turn, errEmptyArgument)
 	}
-	if len(end.Messages) > 0 && end.Messages[0].Role != contracts.RoleUser {
-		return fmt.Errorf("store: finish turn %d: first message has role %q, want %q", turn, end.Messages[0].Role, contracts.RoleUser)
-	}
-	bodies := make([][]byte, len(end.Messages))
-	sizes := make([]int, len(end.Messages))
-	total := 0
-	for i, m := range end.Messages {
-		b, err := json.Marshal(m)
-		if err != nil {
-			return fmt.Errorf("store: finish turn %d: message %d: %w", turn, i, err)
-		}
-		bodies[i], sizes[i] = b, chars(m)
-		total += sizes[i]
-	}
-
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: finish turn %d: %w", turn, err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	var chat string
-	err = tx.QueryRowContext(ctx, `UPDATE turns SET status = ?, ended_at = ?, reply = ?, error = ?,
-		input_tokens = ?, output_tokens = ?, provider = ?, model = ?, tool_calls = ?, messages = ?, chars = ?
-		WHERE id = ? AND status = ? RETURNING chat`,
-		end.Status, nanos(end.At), end.Reply, end.Error,
-		end.Usage.InputTokens, end.Usage.OutputTokens, end.Provider, end.Model, end.ToolCalls,
-		len(end.Messages), total, turn, StatusRunning).Scan(&chat)
-	if errors.Is(err, sql.ErrNoRows) {
-		var status string
-		err = tx.QueryRowContext(ctx, `SELECT status FROM turns WHERE id = ?`, turn).Scan(&status)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("store: finish turn %d: %w", turn, ErrNotFound)
-		case err == nil:
-			return fmt.Errorf("store: finish turn %d (%s): %w", turn, status, ErrTurnFinished)
-		}
-	}
+	chat, recorded, err := runningTurn(ctx, tx, turn)
 	if err != nil {
 		return fmt.Errorf("store: finish turn %d: %w", turn, err)
 	}
-	if len(end.Messages) > 0 {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages (chat, turn, seq, role, body, chars) VALUES (?, ?, ?, ?, ?, ?)`)
-		if err != nil {
+	added := end.Messages[min(recorded, len(end.Messages)):]
+	total, err := appendMessages(ctx, tx, chat, turn, recorded, added)
+	if err != nil {
+		return fmt.Errorf("store: finish turn %d: %w", turn, err)
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE turns SET status = ?, ended_at = ?, reply = ?, error = ?,
+		input_tokens = ?, output_tokens = ?, provider = ?, model = ?, tool_calls = ?, messages = messages + ?, chars = chars + ?
+		WHERE id = ? AND status = ?`,
+		end.Status, nanos(end.At), end.Reply, end.Error,
+		end.Usage.InputTokens, end.Usage.OutputTokens, end.Provider, end.Model, end.ToolCalls,
+		len(added), total, turn, StatusRunning)
+	if err != nil {
+		return fmt.Errorf("store: finish turn %d: %w", turn, err)
+	}
+	if end.Close != nil {
+		if _, err := closeApproval(ctx, tx, *end.Close, turn); err != nil {
 			return fmt.Errorf("store: finish turn %d: %w", turn, err)
-		}
-		defer func() { _ = stmt.Close() }()
-		for i, m := range end.Messages {
-			if _, err := stmt.ExecContext(ctx, chat, turn, i, string(m.Role), bodies[i], sizes[i]); err != nil {
-				return fmt.Errorf("store: finish turn %d: message %d: %w", turn, i, err)
-			}
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: finish turn %d: %w", turn, err)
 	}
 	return nil
+}
+
+// RecordExchange records, before a resumed turn goes on, the decided
+// exchange (the parked messages and the decided call's result) as the
+// turn's first messages, and closes the request c, in one transaction: the
+// exchange reaches the history exactly once, whatever happens to the turn
+// after. The request must still be running (ErrState otherwise, and
+// nothing is recorded); the turn must have recorded nothing yet.
+func (s *Store) RecordExchange(ctx context.Context, turn int64, msgs []contracts.Message, c ApprovalClose) error {
+	if len(msgs) == 0 {
+		return fmt.Errorf("store: record the exchange of turn %d: no messages", turn)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: record the exchange of turn %d: %w", turn, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	chat, recorded, err := runningTurn(ctx, tx, turn)
+	if err != nil {
+		return fmt.Errorf("store: record the exchange of turn %d: %w", turn, err)
+	}
+	if recorded != 0 {
+		return fmt.Errorf("store: record the exchange of turn %d: it was recorded already", turn)
+	}
+	if n, err := closeApproval(ctx, tx, c, turn); err != nil {
+		return fmt.Errorf("store: record the exchange of turn %d: %w", turn, err)
+	} else if n != 1 {
+		return fmt.Errorf("store: record the exchange of turn %d: request %s: %w", turn, c.ID, ErrState)
+	}
+	total, err := appendMessages(ctx, tx, chat, turn, 0, msgs)
+	if err != nil {
+		return fmt.Errorf("store: record the exchange of turn %d: %w", turn, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE turns SET messages = ?, chars = ? WHERE id = ?`, len(msgs), total, turn); err != nil {
+		return fmt.Errorf("store: record the exchange of turn %d: %w", turn, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: record the exchange of turn %d: %w", turn, err)
+	}
+	return nil
+}
+
+// runningTurn reads a running turn's chat and how many messages it has
+// recorded: ErrNotFound for an unknown turn, ErrTurnFinished for one that
+// is not running.
+func runningTurn(ctx context.Context, tx *sql.Tx, turn int64) (chat string, recorded int, err error) {
+	var status string
+	err = tx.QueryRowContext(ctx, `SELECT chat, status, messages FROM turns WHERE id = ?`, turn).Scan(&chat, &status, &recorded)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", 0, ErrNotFound
+	case err != nil:
+		return "", 0, err
+	case status != StatusRunning:
+		return "", 0, fmt.Errorf("(%s): %w", status, ErrTurnFinished)
+	}
+	return chat, recorded, nil
+}
+
+// appendMessages inserts msgs as messages from seq on of turn, and returns
+// their size for the history budget. A turn's first message is the user's,
+// or, for a continuation that parked again, the model's: never a tool
+// result, which would be an orphan.
+func appendMessages(ctx context.Context, tx *sql.Tx, chat string, turn int64, seq int, msgs []contracts.Message) (int, error) {
+	if len(msgs) == 0 {
+		return 0, nil
+	}
+	if seq == 0 && msgs[0].Role != contracts.RoleUser && msgs[0].Role != contracts.RoleAssistant {
+		return 0, fmt.Errorf("first message has role %q, want %q or %q", msgs[0].Role, contracts.RoleUser, contracts.RoleAssistant)
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages (chat, turn, seq, role, body, chars) VALUES (?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = stmt.Close() }()
+	total := 0
+	for i, m := range msgs {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return 0, fmt.Errorf("message %d: %w", seq+i, err)
+		}
+		n := chars(m)
+		if _, err := stmt.ExecContext(ctx, chat, turn, seq+i, string(m.Role), b, n); err != nil {
+			return 0, fmt.Errorf("message %d: %w", seq+i, err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// closeApproval moves request c from running to done with its outcome and
+// turn, and returns how many rows changed (0: it was not running).
+func closeApproval(ctx context.Context, tx *sql.Tx, c ApprovalClose, turn int64) (int64, error) {
+	res, err := tx.ExecContext(ctx, `UPDATE approvals SET state = ?, outcome = ?, resumed_turn = ? WHERE id = ? AND state = ?`,
+		ApprovalDone, c.Outcome, turn, c.ID, ApprovalRunning)
+	if err != nil {
+		return 0, fmt.Errorf("close request %s: %w", c.ID, err)
+	}
+	return res.RowsAffected()
 }
 
 // Turn returns one turn, or ErrNotFound.
