@@ -4,6 +4,9 @@
 #
 #   scripts/bench.sh        every benchmark but the soak (a few minutes); the
 #                           soak's section of PERFORMANCE.md is kept as it is
+#   scripts/bench.sh hostile  only the daemon's peak memory under providers
+#                           sending replies at the caps (a few minutes);
+#                           rewrites that section only
 #   scripts/bench.sh soak   only the memory soak: SOAK_TURNS turns (default
 #                           8000, about 5 minutes on a desktop core) through
 #                           one daemon; rewrites the soak's section only
@@ -17,6 +20,62 @@ trap 'rm -f "$raw"' EXIT
 metric() {
   awk -v n="$1" -v u="$2" '$1 ~ "^"n"(-[0-9]+)?$" { for (i = 3; i < NF; i++) if ($(i+1) == u) print $i }' "$raw"
 }
+
+# splice NAME FILE: replace the NAME section of $out with FILE's (or append it).
+splice() {
+  if grep -q "<!-- $1:begin -->" "$out"; then
+    awk -v f="$2" -v b="<!-- $1:begin -->" -v e="<!-- $1:end -->" '
+      $0 == b { while ((getline l < f) > 0) print l; skip = 1; next }
+      $0 == e { skip = 0; next }
+      !skip' "$out" >"$out.tmp"
+  else
+    { cat "$out"; echo; cat "$2"; } >"$out.tmp"
+  fi
+  mv "$out.tmp" "$out"
+}
+
+# stat3 NAME UNIT: "median (min – max)" of the values over the runs.
+stat3() {
+  metric "$1" "$2" | sort -n | awk '{ v[NR] = $1 } END { printf "%s (%s – %s)", v[int((NR + 1) / 2)], v[1], v[NR] }'
+}
+
+if [ "${1:-}" = hostile ]; then
+  runs=${HOSTILE_RUNS:-3}
+  go test -run '^$' -bench '^BenchmarkHostileRSS$' -benchtime 1x -count "$runs" -timeout 0 ./cmd/shelldon | grep '^Benchmark' >>"$raw"
+  section=$(mktemp)
+  trap 'rm -f "$raw" "$section"' EXIT
+  cat >"$section" <<HOSTILE
+<!-- hostile:begin -->
+## Memory under hostile providers
+
+Written by \`scripts/bench.sh hostile\` on $(date -u +%Y-%m-%d) ($(nproc) cores, $(go version | cut -d' ' -f3)).
+Nothing here is asserted by the test suite. Target: the daemon under 100 MiB whatever a
+provider sends.
+
+Method: \`BenchmarkHostileRSS\` (\`cmd/shelldon/bench_hostile_test.go\`) starts one \`shelldon
+serve\` per case (the real binary, \`agent.workers: 16\`, the maximum) against a provider on
+127.0.0.1 whose every reply sits just under the caps, and runs 2 rounds of 16 turns at once
+through \`POST /api/chat\`; it reports the daemon's \`VmHWM\` (peak resident memory, from
+\`/proc/<pid>/status\`). ${runs} runs per case; median (min – max).
+
+| every reply is | idle RSS | peak RSS |
+|---|---|---|
+| 1 MiB of text | $(stat3 BenchmarkHostileRSS/text idle-rss-MiB) MiB | $(stat3 BenchmarkHostileRSS/text peak-rss-MiB) MiB |
+| control characters, 1 MiB once JSON-escaped | $(stat3 BenchmarkHostileRSS/control-text idle-rss-MiB) MiB | $(stat3 BenchmarkHostileRSS/control-text peak-rss-MiB) MiB |
+| 1 MiB of tool-call arguments | $(stat3 BenchmarkHostileRSS/tool-args idle-rss-MiB) MiB | $(stat3 BenchmarkHostileRSS/tool-args peak-rss-MiB) MiB |
+
+Before the text cap counted JSON-escaped bytes (\`provider.WireSize\`), a reply of 1 MiB of
+control characters became a 6 MiB frame per turn and the same run peaked at 209 MiB.
+
+\`\`\`
+$(cat "$raw")
+\`\`\`
+<!-- hostile:end -->
+HOSTILE
+  splice hostile "$section"
+  echo "wrote the hostile-provider section of $out"
+  exit 0
+fi
 
 if [ "${1:-}" = soak ]; then
   turns=${SOAK_TURNS:-8000}
@@ -84,10 +143,11 @@ ms() {
   awk -v n="$1" '$1 ~ "^"n"(-[0-9]+)?$" { printf "%.2f", $3 / 1e6 }' "$raw"
 }
 
-# The test command's section (scripts/testtime.sh) and the soak's
-# (scripts/bench.sh soak) are kept as they are.
+# The test command's section (scripts/testtime.sh), the soak's and the
+# hostile providers' (scripts/bench.sh soak, hostile) are kept as they are.
 kept=$(sed -n '/<!-- testtime:begin -->/,/<!-- testtime:end -->/p' "$out" 2>/dev/null || true)
 soak=$(sed -n '/<!-- soak:begin -->/,/<!-- soak:end -->/p' "$out" 2>/dev/null || true)
+hostile=$(sed -n '/<!-- hostile:begin -->/,/<!-- hostile:end -->/p' "$out" 2>/dev/null || true)
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 mem=$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)
@@ -168,6 +228,10 @@ HDR
 if [ -n "$soak" ]; then
   echo
   echo "$soak"
+fi
+if [ -n "$hostile" ]; then
+  echo
+  echo "$hostile"
 fi
 if [ -n "$kept" ]; then
   echo

@@ -75,8 +75,14 @@ type daemon struct {
 
 func startServe(t testing.TB, h string, extraEnv ...string) *daemon {
 	t.Helper()
+	return startServeAt(t, h, "127.0.0.1:0", extraEnv...)
+}
+
+// startServeAt is startServe on listen.
+func startServeAt(t testing.TB, h, listen string, extraEnv ...string) *daemon {
+	t.Helper()
 	token := "test-token-0123456789abcdef"
-	cmd := exec.Command(binary, "serve", "--listen", "127.0.0.1:0")
+	cmd := exec.Command(binary, "serve", "--listen", listen)
 	cmd.Env = env(h, append(extraEnv, "SHELLDON_API_TOKEN="+token)...)
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw

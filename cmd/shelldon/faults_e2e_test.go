@@ -48,6 +48,11 @@ func TestFaultInjection(t *testing.T) {
 
 	callID := regexp.MustCompile(`^req (\d+)$`)
 	srv := brokertest.NewServer(t, "openai", func(r brokertest.Recorded) brokertest.Reply {
+		if len(r.Request.Messages) == 0 {
+			// A daemon killed while it sent the request: the body the
+			// fake read was cut short.
+			return brokertest.Reply{Text: "done"}
+		}
 		last := r.Request.Messages[len(r.Request.Messages)-1]
 		if m := callID.FindStringSubmatch(last.Text); last.Role == contracts.RoleUser && m != nil {
 			return brokertest.Reply{ToolCalls: []contracts.ToolCall{{ID: "call_" + m[1], Name: contracts.ToolRunShell,

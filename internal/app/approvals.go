@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shelldon/shelldon/internal/config"
 	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/inert"
 )
@@ -109,11 +108,7 @@ func showApproval(w io.Writer, v core.ApprovalView, full bool) {
 // home's running daemon, which carries it out, or, with none running, here
 // (this process runs the call and holds its lease).
 func (e cmdEnv) decide(ctx context.Context, id string, approve bool) error {
-	home, err := e.home()
-	if err != nil {
-		return err
-	}
-	cfg, err := config.Load(home, e.environ)
+	cfg, err := e.config()
 	if err != nil {
 		return err
 	}

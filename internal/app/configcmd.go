@@ -2,7 +2,9 @@ package app
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -48,11 +50,7 @@ func (e cmdEnv) configCmd() *cobra.Command {
 		Short: "Print the effective config (secrets only as set or unset)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			home, err := e.home()
-			if err != nil {
-				return err
-			}
-			cfg, err := config.Load(home, e.environ)
+			cfg, err := e.config()
 			if err != nil {
 				return err
 			}
@@ -116,8 +114,20 @@ func (e cmdEnv) configSetCmd() *cobra.Command {
 			if _, err := buildProviders(o.After); err != nil {
 				return fmt.Errorf("nothing changed: %s would make the config unusable:\n%w", args[0], err)
 			}
-			if err := o.Write(); err != nil {
+			// A running daemon applies it at once (the settings API);
+			// with none, it is written here for the next start.
+			applied := "Written to " + o.Before.Path(config.FileOverlay) + ". Restart a running daemon (shelldon serve) to apply it."
+			var answer struct{ Changed []string }
+			err = callDaemon(cmd.Context(), cfg, http.MethodPost, "/api/settings", map[string]any{"config": changes}, &answer)
+			switch {
+			case errors.Is(err, errNoDaemon):
+				if err := o.Write(); err != nil {
+					return err
+				}
+			case err != nil:
 				return err
+			default:
+				applied = "Written to " + o.Before.Path(config.FileOverlay) + " and applied by the running daemon."
 			}
 			for _, l := range diff {
 				fmt.Fprintln(e.stdout, inert.Line(l))
@@ -126,7 +136,7 @@ func (e cmdEnv) configSetCmd() *cobra.Command {
 					fmt.Fprintln(e.stdout, inert.Line("  host: "+config.DescribeHost(after)))
 				}
 			}
-			fmt.Fprintf(e.stdout, "Written to %s. Restart a running daemon (shelldon serve) to apply it.\n", o.Before.Path(config.FileOverlay))
+			fmt.Fprintln(e.stdout, applied)
 			return nil
 		},
 	}

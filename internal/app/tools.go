@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -74,23 +76,39 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 			return e.decideProposal(cmd.Context(), core.KindPromotion, args[0], approve)
 		}
 	}
-	action := func(name string) func(context.Context, *App, []string) error {
-		return func(ctx context.Context, a *App, args []string) error {
-			msg, err := a.Core.ToolAction(ctx, name, args[0], "cli")
+	// An action goes through a running daemon (POST /api/tools/NAME/ACTION),
+	// else is done here.
+	action := func(name string) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			cfg, err := e.config()
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(e.stdout, inert.Text(msg))
+			var answer struct{ Message string }
+			err = callDaemon(ctx, cfg, http.MethodPost, "/api/tools/"+url.PathEscape(args[0])+"/"+name, struct{}{}, &answer)
+			if errors.Is(err, errNoDaemon) {
+				a, oerr := e.open(ctx, ForTurns, slog.LevelError)
+				if oerr != nil {
+					return oerr
+				}
+				defer a.Close()
+				answer.Message, err = a.Core.ToolAction(ctx, name, args[0], "cli")
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(e.stdout, inert.Text(answer.Message))
 			return nil
 		}
 	}
 	cmd.AddCommand(list, show,
 		&cobra.Command{Use: "approve NAME", Short: "Approve a proposed tool: it becomes live", Args: cobra.ExactArgs(1), RunE: decide(true)},
 		&cobra.Command{Use: "deny NAME", Short: "Deny a proposed tool: it is discarded", Args: cobra.ExactArgs(1), RunE: decide(false)},
-		&cobra.Command{Use: "quarantine NAME", Short: "Take a live tool out of use", Args: cobra.ExactArgs(1), RunE: withCore(ForTurns, action("quarantine"))},
-		&cobra.Command{Use: "restore NAME", Short: "Put a quarantined tool back, strikes cleared", Args: cobra.ExactArgs(1), RunE: withCore(ForTurns, action("restore"))},
-		&cobra.Command{Use: "rollback NAME", Short: "Go back to the tool's previous version", Args: cobra.ExactArgs(1), RunE: withCore(ForTurns, action("rollback"))},
-		&cobra.Command{Use: "remove NAME", Short: "Remove a tool (its versions stay in the archive)", Args: cobra.ExactArgs(1), RunE: withCore(ForTurns, action("remove"))},
+		&cobra.Command{Use: "quarantine NAME", Short: "Take a live tool out of use", Args: cobra.ExactArgs(1), RunE: action("quarantine")},
+		&cobra.Command{Use: "restore NAME", Short: "Put a quarantined tool back, strikes cleared", Args: cobra.ExactArgs(1), RunE: action("restore")},
+		&cobra.Command{Use: "rollback NAME", Short: "Go back to the tool's previous version", Args: cobra.ExactArgs(1), RunE: action("rollback")},
+		&cobra.Command{Use: "remove NAME", Short: "Remove a tool (its versions stay in the archive)", Args: cobra.ExactArgs(1), RunE: action("remove")},
 	)
 	return cmd
 }

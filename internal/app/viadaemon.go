@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -17,11 +18,21 @@ import (
 	"github.com/shelldon/shelldon/internal/core"
 )
 
-// The owner's decisions at the terminal go through a running daemon: the
-// daemon then carries them out and holds their lease, so a restart of
-// either side never leaves a call run twice or reported as interrupted
-// while it ran. With no daemon answering, the command decides and carries
-// out itself (its process holds the lease).
+// The owner's commands that change state go through a running daemon: it
+// carries out a decision and holds its lease, so a restart of either side
+// never leaves a call run twice or reported as interrupted while it ran; it
+// changes a tool or the config and applies the change at once. With no
+// daemon answering, the command does the work itself (for a decision, its
+// process holds the lease).
+
+// config loads the home's config, as a command that needs only it does.
+func (e cmdEnv) config() (*config.Config, error) {
+	home, err := e.home()
+	if err != nil {
+		return nil, err
+	}
+	return config.Load(home, e.environ)
+}
 
 // errNoDaemon says no daemon answered on the home's API address.
 var errNoDaemon = errors.New("no daemon is running")
@@ -58,53 +69,60 @@ func readAPIToken(cfg *config.Config) string {
 // answered (the caller decides itself); a refusal (unknown, already
 // decided, expired, no longer possible) is the daemon's message.
 func decideViaDaemon(ctx context.Context, cfg *config.Config, id string, approve bool) (core.Outcome, error) {
+	var out core.Outcome
+	err := callDaemon(ctx, cfg, http.MethodPost, "/api/approvals/"+url.PathEscape(id), map[string]bool{"approve": approve}, &out)
+	return out, err
+}
+
+// callDaemon sends one request to the home's running daemon and decodes its
+// answer into out. errNoDaemon means none answered with this home's token;
+// a 4xx is the daemon's refusal, as the owner's failure (exitError).
+func callDaemon(ctx context.Context, cfg *config.Config, method, path string, body, out any) error {
 	token := readAPIToken(cfg)
 	if token == "" {
-		return core.Outcome{}, errNoDaemon
+		return errNoDaemon
 	}
 	addr := daemonAddr(cfg)
 	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
 	if err != nil {
-		return core.Outcome{}, errNoDaemon
+		return errNoDaemon
 	}
 	conn.Close()
-	body, _ := json.Marshal(map[string]bool{"approve": approve})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/api/approvals/"+id, bytes.NewReader(body))
+	raw, _ := json.Marshal(body)
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, bytes.NewReader(raw))
 	if err != nil {
-		return core.Outcome{}, fmt.Errorf("ask the daemon at %s: %w", addr, err)
+		return fmt.Errorf("ask the daemon at %s: %w", addr, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return core.Outcome{}, fmt.Errorf("ask the daemon at %s: %w", addr, err)
+		return fmt.Errorf("ask the daemon at %s: %w", addr, err)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
-		return core.Outcome{}, fmt.Errorf("ask the daemon at %s: %w", addr, err)
+		return fmt.Errorf("ask the daemon at %s: %w", addr, err)
 	}
 	if resp.StatusCode == http.StatusUnauthorized {
 		// Something answers, but not with this home's token: not our
 		// daemon, or one started with another SHELLDON_API_TOKEN.
-		return core.Outcome{}, errNoDaemon
+		return errNoDaemon
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e struct {
 			Error struct{ Code, Message string }
 		}
-		if json.Unmarshal(raw, &e) != nil || e.Error.Message == "" {
-			return core.Outcome{}, fmt.Errorf("the daemon at %s answered %s", addr, resp.Status)
+		if json.Unmarshal(answer, &e) != nil || e.Error.Message == "" {
+			return fmt.Errorf("the daemon at %s answered %s", addr, resp.Status)
 		}
-		err := errors.New(e.Error.Message)
-		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusConflict {
-			return core.Outcome{}, exitError{code: exitFail, msg: "shelldon: " + e.Error.Message}
+		if resp.StatusCode >= 400 && resp.StatusCode < 500 {
+			return exitError{code: exitFail, msg: "shelldon: " + e.Error.Message}
 		}
-		return core.Outcome{}, fmt.Errorf("the daemon at %s: %w", addr, err)
+		return fmt.Errorf("the daemon at %s: %s", addr, e.Error.Message)
 	}
-	var out core.Outcome
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return core.Outcome{}, fmt.Errorf("the daemon at %s answered something else: %w", addr, err)
+	if err := json.Unmarshal(answer, out); err != nil {
+		return fmt.Errorf("the daemon at %s answered something else: %w", addr, err)
 	}
-	return out, nil
+	return nil
 }

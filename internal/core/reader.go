@@ -84,6 +84,12 @@ func (rec recorder) Record(ctx context.Context, e store.AuditEntry) {
 	rec.r.audit(ctx, e.Chat, e.Turn, e.Kind, e.Tool, e.Args, e.Summary, e.OK, e.Duration)
 }
 
+// Entry stamps and redacts e as audit does, without appending it.
+func (rec recorder) Entry(e store.AuditEntry) store.AuditEntry {
+	e.At, e.Args, e.Summary = rec.r.now(), rec.r.redact(e.Args), rec.r.redact(e.Summary)
+	return e
+}
+
 // audit appends one row to the audit trail; a failure is logged, not fatal.
 func (r *Reader) audit(ctx context.Context, chat string, turn int64, kind, tool, args, summary string, ok bool, d time.Duration) {
 	_, err := r.st.AppendAudit(context.WithoutCancel(ctx), store.AuditEntry{

@@ -82,7 +82,7 @@ func decodeStream(r io.Reader, caps provider.Caps, onText func(string)) (contrac
 				b.kind, b.id, b.name, b.start = cb.Type, cb.ID, cb.Name, cb.Input
 				switch cb.Type {
 				case "text":
-					if err := tally.Text(len(cb.Text)); err != nil {
+					if err := tally.Text(provider.WireSize(cb.Text)); err != nil {
 						return contracts.Completion{}, err
 					}
 					if cb.Text != "" {
@@ -96,7 +96,7 @@ func decodeStream(r io.Reader, caps provider.Caps, onText func(string)) (contrac
 					if err := tally.Name(len(cb.Name)); err != nil {
 						return contracts.Completion{}, err
 					}
-					if err := tally.Args(len(cb.ID) + len(cb.Name) + len(cb.Input)); err != nil {
+					if err := tally.Args(len(cb.ID) + len(cb.Name) + provider.WireSize(string(cb.Input))); err != nil {
 						return contracts.Completion{}, err
 					}
 				default:
@@ -121,7 +121,7 @@ func decodeStream(r io.Reader, caps provider.Caps, onText func(string)) (contrac
 				if b.kind != "text" {
 					return contracts.Completion{}, provider.MalformedError("", fmt.Sprintf("text_delta for block %d, which is a %s", e.Index, b.kind))
 				}
-				if err := tally.Text(len(e.Delta.Text)); err != nil {
+				if err := tally.Text(provider.WireSize(e.Delta.Text)); err != nil {
 					return contracts.Completion{}, err
 				}
 				b.text.WriteString(e.Delta.Text)
@@ -130,7 +130,7 @@ func decodeStream(r io.Reader, caps provider.Caps, onText func(string)) (contrac
 				if b == nil || b.kind != "tool_use" {
 					return contracts.Completion{}, provider.MalformedError("", fmt.Sprintf("input_json_delta for block %d, which is not a tool_use", e.Index))
 				}
-				if err := tally.Args(len(e.Delta.PartialJSON)); err != nil {
+				if err := tally.Args(provider.WireSize(e.Delta.PartialJSON)); err != nil {
 					return contracts.Completion{}, err
 				}
 				b.json.WriteString(e.Delta.PartialJSON)

@@ -69,7 +69,7 @@ func decodeStream(r io.Reader, caps provider.Caps, onText func(string)) (contrac
 				continue
 			}
 			s := contentText(d.Content)
-			if err := tally.Text(len(s) + len(d.Refusal)); err != nil {
+			if err := tally.Text(provider.WireSize(s) + provider.WireSize(d.Refusal)); err != nil {
 				return contracts.Completion{}, err
 			}
 			if s != "" {
@@ -137,7 +137,7 @@ func merge(calls []*call, tc respToolCall, tally *provider.Tally) ([]*call, erro
 	if !ok {
 		s = ""
 	}
-	added := len(s)
+	added := provider.WireSize(s)
 	if tc.ID != "" && tc.ID != c.id {
 		added += len(tc.ID)
 	}

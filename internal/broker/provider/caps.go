@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/shelldon/shelldon/internal/contracts"
 )
@@ -80,6 +81,39 @@ func Size(n int) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
+// WireSize is the bytes s takes as a JSON string on its way to the worker
+// and in the history (encoding/json, without HTML escaping), quotes
+// excluded: what the text and argument caps count, so a reply of control
+// characters, each six bytes once escaped, cannot grow past its cap on the
+// wire.
+func WireSize(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+				n += 2
+			case c < 0x20:
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
+}
+
 // Tally counts what a reply has brought so far against its Caps. An adapter
 // asks it before it buffers a piece, so nothing past a cap is kept.
 type Tally struct {
@@ -93,7 +127,7 @@ func NewTally(caps Caps) *Tally { return &Tally{caps: caps.WithDefaults()} }
 // Caps returns the caps the tally counts against.
 func (t *Tally) Caps() Caps { return t.caps }
 
-// Text counts n more bytes of text.
+// Text counts n more bytes of text (WireSize).
 func (t *Tally) Text(n int) error {
 	t.text += n
 	if t.text > t.caps.Text {
@@ -102,7 +136,7 @@ func (t *Tally) Text(n int) error {
 	return nil
 }
 
-// Args counts n more bytes of tool calls.
+// Args counts n more bytes of tool calls (WireSize of the arguments).
 func (t *Tally) Args(n int) error {
 	t.args += n
 	if t.args > t.caps.Args {
@@ -131,7 +165,7 @@ func (t *Tally) Name(n int) error {
 // CheckCompletion checks a whole (plain) reply against caps.
 func CheckCompletion(comp contracts.Completion, caps Caps) error {
 	t := NewTally(caps)
-	if err := t.Text(len(comp.Message.Text)); err != nil {
+	if err := t.Text(WireSize(comp.Message.Text)); err != nil {
 		return err
 	}
 	for _, c := range comp.Message.ToolCalls {
@@ -141,7 +175,7 @@ func CheckCompletion(comp contracts.Completion, caps Caps) error {
 		if err := t.Name(len(c.Name)); err != nil {
 			return err
 		}
-		if err := t.Args(len(c.Arguments) + len(c.Name) + len(c.ID)); err != nil {
+		if err := t.Args(WireSize(c.Arguments) + len(c.Name) + len(c.ID)); err != nil {
 			return err
 		}
 	}

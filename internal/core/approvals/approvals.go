@@ -77,9 +77,11 @@ const (
 )
 
 // Recorder appends a row to the audit trail; it stamps the time and
-// redacts. A failure is the recorder's to log.
+// redacts. A failure is the recorder's to log. Entry stamps and redacts a
+// row without appending it, for one the store writes with a change.
 type Recorder interface {
 	Record(ctx context.Context, e store.AuditEntry)
+	Entry(e store.AuditEntry) store.AuditEntry
 }
 
 // Promoter carries out the owner's decisions on one kind of proposal: a

@@ -62,6 +62,11 @@ func (d *desk) open(t *testing.T) {
 
 type recorder struct{ d *desk }
 
+func (r recorder) Entry(e store.AuditEntry) store.AuditEntry {
+	e.At = r.d.clock
+	return e
+}
+
 func (r recorder) Record(ctx context.Context, e store.AuditEntry) {
 	e.At = r.d.clock
 	if _, err := r.d.st.AppendAudit(ctx, e); err != nil {

@@ -38,7 +38,18 @@ type Continued struct {
 // told, and reply says what became of the tool. The decision is committed
 // before anything runs, and carried out even if ctx is cancelled after.
 func (d *Desk) Decide(ctx context.Context, id string, approve bool, by string, turns Turns) (reply string, err error) {
-	a, err := d.st.Decide(ctx, id, approve, by, d.now())
+	kind := auditDenied
+	if approve {
+		kind = auditApproved
+	}
+	// The decision's audit row is written with it, in one transaction.
+	var entry *store.AuditEntry
+	if req, err := d.st.Approval(ctx, id); err == nil {
+		e := d.audit.Entry(store.AuditEntry{Chat: req.Chat, Turn: req.Turn, Kind: kind, Tool: req.Tool,
+			Args: req.Args, Summary: "request " + req.ID + " by " + by, OK: approve})
+		entry = &e
+	}
+	a, err := d.st.DecideAudited(ctx, id, approve, by, d.now(), entry)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return "", ErrUnknown
@@ -49,11 +60,6 @@ func (d *Desk) Decide(ctx context.Context, id string, approve bool, by string, t
 	case err != nil:
 		return "", fmt.Errorf("approvals: decide %s: %w", id, err)
 	}
-	kind := auditDenied
-	if approve {
-		kind = auditApproved
-	}
-	d.record(ctx, a.Chat, a.Turn, kind, a.Tool, a.Args, "request "+a.ID+" by "+by, approve)
 	ctx = context.WithoutCancel(ctx)
 	if a.Kind != KindToolCall {
 		return d.promote(ctx, a)
@@ -93,10 +99,11 @@ func (d *Desk) continueParked(ctx context.Context, a store.Approval, note string
 		// Neither recorded nor closed with the turn (the store failed):
 		// close it now, so it is not taken for interrupted work.
 		c := x.Close(nil)
-		if terr := d.st.Transition(ctx, a.ID, store.ApprovalRunning, store.ApprovalDone, c.Outcome, res.Turn); terr != nil {
+		if terr := d.st.CloseHeld(ctx, a.ID, c.Outcome, res.Turn); terr != nil {
 			d.log.Error("close approval", "id", a.ID, "err", terr)
+		} else {
+			final.Outcome = c.Outcome
 		}
-		final.Outcome = c.Outcome
 	}
 	if r.Approved {
 		d.record(ctx, a.Chat, res.Turn, auditExecuted, a.Tool, a.Args, "request "+a.ID+": "+final.Outcome, final.Outcome == outcomeOK)

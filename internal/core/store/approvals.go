@@ -156,11 +156,23 @@ func (s *Store) Approvals(ctx context.Context, states ...string) ([]Approval, er
 // A request that is unknown (ErrNotFound), already decided (ErrDecided) or
 // past its expiry (ErrExpired) is refused and nothing changes.
 func (s *Store) Decide(ctx context.Context, id string, approve bool, by string, at time.Time) (Approval, error) {
+	return s.DecideAudited(ctx, id, approve, by, at, nil)
+}
+
+// DecideAudited is Decide that also appends e to the audit trail in the
+// same transaction: a decision is never recorded without its audit row,
+// whenever the process dies.
+func (s *Store) DecideAudited(ctx context.Context, id string, approve bool, by string, at time.Time, e *AuditEntry) (Approval, error) {
 	state := ApprovalDenied
 	if approve {
 		state = ApprovalApproved
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE approvals SET state = ?, decided_at = ?, decided_by = ?,
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Approval{}, fmt.Errorf("store: decide %q: %w", id, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	res, err := tx.ExecContext(ctx, `UPDATE approvals SET state = ?, decided_at = ?, decided_by = ?,
 		lease_owner = ?, lease_pid = ?, lease_start = ?
 		WHERE id = ? AND state = 'pending' AND expires_at > ?`, state, nanos(at), by, s.owner, s.pid, selfStart(), id, nanos(at))
 	if err != nil {
@@ -168,6 +180,16 @@ func (s *Store) Decide(ctx context.Context, id string, approve bool, by string, 
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
+		return Approval{}, fmt.Errorf("store: decide %q: %w", id, err)
+	}
+	if n == 1 && e != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO audit (at, chat, turn, kind, tool, args, summary, ok, duration_ns)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			nanos(e.At), e.Chat, e.Turn, e.Kind, e.Tool, e.Args, e.Summary, e.OK, int64(e.Duration)); err != nil {
+			return Approval{}, fmt.Errorf("store: decide %q: audit: %w", id, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
 		return Approval{}, fmt.Errorf("store: decide %q: %w", id, err)
 	}
 	a, gerr := s.Approval(ctx, id)

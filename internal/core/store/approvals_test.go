@@ -216,3 +216,58 @@ func TestLeases(t *testing.T) {
 		t.Error("a dead holder was seen alive")
 	}
 }
+
+// TestDecisionAndItsAuditTogether: a decision is written with its audit
+// row; a refused one writes neither. A holder that lost the lease to a
+// recovery cannot close the request or record its exchange.
+func TestDecisionAndItsAuditTogether(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	first, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	now := time.Now()
+	a := Approval{ID: NewApprovalID(), Chat: "c", Tool: "run_shell", ArgsHash: "h", CreatedAt: now, ExpiresAt: now.Add(time.Hour),
+		Pending: contracts.Pending{Messages: []contracts.Message{{Role: contracts.RoleUser, Text: "go"}}}}
+	if err := first.CreateApproval(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	entry := &AuditEntry{At: now, Chat: "c", Kind: "approval_approved", Tool: "run_shell", Summary: "request " + a.ID}
+	if _, err := first.DecideAudited(ctx, a.ID, true, "owner", now, entry); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.DecideAudited(ctx, a.ID, false, "again", now, &AuditEntry{At: now, Chat: "c", Kind: "approval_denied"}); !errors.Is(err, ErrDecided) {
+		t.Fatalf("a second decision: %v", err)
+	}
+	rows, _ := first.Audit(ctx, AuditQuery{})
+	if len(rows) != 1 || rows[0].Kind != "approval_approved" {
+		t.Fatalf("audit %+v", rows)
+	}
+	if err := first.Claim(ctx, a.ID, ApprovalApproved, ApprovalRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+	// A restarted process takes the request over.
+	second, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	if err := second.Claim(ctx, a.ID, ApprovalRunning, ApprovalRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+	turn, _ := first.BeginTurn(ctx, "c", "go", now)
+	if err := first.RecordExchange(ctx, turn, a.Pending.Messages, ApprovalClose{ID: a.ID, Outcome: "not run"}); !errors.Is(err, ErrState) {
+		t.Fatalf("the old holder recorded the exchange: %v", err)
+	}
+	if err := first.CloseHeld(ctx, a.ID, "not run", turn); !errors.Is(err, ErrState) {
+		t.Fatalf("the old holder closed the request: %v", err)
+	}
+	if err := second.CloseHeld(ctx, a.ID, "executed ok", turn); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := second.Approval(ctx, a.ID); got.Outcome != "executed ok" {
+		t.Fatalf("outcome %q", got.Outcome)
+	}
+}

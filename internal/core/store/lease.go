@@ -76,3 +76,20 @@ func (s *Store) MarkStarted(ctx context.Context, id string, at int64) error {
 	}
 	return nil
 }
+
+// CloseHeld closes running request id (running -> done, with its outcome
+// and turn) if this handle holds its lease: a holder that lost it to a
+// recovery never overwrites what the new holder does. ErrState otherwise.
+func (s *Store) CloseHeld(ctx context.Context, id, outcome string, turn int64) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE approvals SET state = ?, outcome = ?, resumed_turn = ?
+		WHERE id = ? AND state = ? AND lease_owner = ?`, ApprovalDone, outcome, turn, id, ApprovalRunning, s.owner)
+	if err != nil {
+		return fmt.Errorf("store: close approval %q: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("store: close approval %q: %w", id, err)
+	} else if n != 1 {
+		return fmt.Errorf("store: close approval %q: %w", id, ErrState)
+	}
+	return nil
+}

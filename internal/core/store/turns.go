@@ -129,7 +129,7 @@ func (s *Store) FinishTurn(ctx context.Context, turn int64, end TurnEnd) error {
 		return fmt.Errorf("store: finish turn %d: %w", turn, err)
 	}
 	if end.Close != nil {
-		if _, err := closeApproval(ctx, tx, *end.Close, turn); err != nil {
+		if _, err := closeApproval(ctx, tx, *end.Close, turn, s.owner); err != nil {
 			return fmt.Errorf("store: finish turn %d: %w", turn, err)
 		}
 	}
@@ -143,8 +143,9 @@ func (s *Store) FinishTurn(ctx context.Context, turn int64, end TurnEnd) error {
 // exchange (the parked messages and the decided call's result) as the
 // turn's first messages, and closes the request c, in one transaction: the
 // exchange reaches the history exactly once, whatever happens to the turn
-// after. The request must still be running (ErrState otherwise, and
-// nothing is recorded); the turn must have recorded nothing yet.
+// after. The request must still be running under this handle's lease
+// (ErrState otherwise, and nothing is recorded); the turn must have
+// recorded nothing yet.
 func (s *Store) RecordExchange(ctx context.Context, turn int64, msgs []contracts.Message, c ApprovalClose) error {
 	if len(msgs) == 0 {
 		return fmt.Errorf("store: record the exchange of turn %d: no messages", turn)
@@ -161,7 +162,7 @@ func (s *Store) RecordExchange(ctx context.Context, turn int64, msgs []contracts
 	if recorded != 0 {
 		return fmt.Errorf("store: record the exchange of turn %d: it was recorded already", turn)
 	}
-	if n, err := closeApproval(ctx, tx, c, turn); err != nil {
+	if n, err := closeApproval(ctx, tx, c, turn, s.owner); err != nil {
 		return fmt.Errorf("store: record the exchange of turn %d: %w", turn, err)
 	} else if n != 1 {
 		return fmt.Errorf("store: record the exchange of turn %d: request %s: %w", turn, c.ID, ErrState)
@@ -228,10 +229,11 @@ func appendMessages(ctx context.Context, tx *sql.Tx, chat string, turn int64, se
 }
 
 // closeApproval moves request c from running to done with its outcome and
-// turn, and returns how many rows changed (0: it was not running).
-func closeApproval(ctx context.Context, tx *sql.Tx, c ApprovalClose, turn int64) (int64, error) {
-	res, err := tx.ExecContext(ctx, `UPDATE approvals SET state = ?, outcome = ?, resumed_turn = ? WHERE id = ? AND state = ?`,
-		ApprovalDone, c.Outcome, turn, c.ID, ApprovalRunning)
+// turn, if owner holds its lease, and returns how many rows changed (0: it
+// was not running, or another process took it over).
+func closeApproval(ctx context.Context, tx *sql.Tx, c ApprovalClose, turn int64, owner string) (int64, error) {
+	res, err := tx.ExecContext(ctx, `UPDATE approvals SET state = ?, outcome = ?, resumed_turn = ? WHERE id = ? AND state = ? AND lease_owner = ?`,
+		ApprovalDone, c.Outcome, turn, c.ID, ApprovalRunning, owner)
 	if err != nil {
 		return 0, fmt.Errorf("close request %s: %w", c.ID, err)
 	}
