@@ -2,10 +2,10 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/testbin"
+	"github.com/shelldon/shelldon/internal/transport/telegram/telegramtest"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,158 +22,9 @@ import (
 
 const drainBotToken = "123456:drain-test-token_abcdefghij"
 
-// events is a condition to wait on: every change closes and replaces
-// changed, so a waiter cannot miss one between its look and its wait.
-type events struct {
-	mu      sync.Mutex
-	changed chan struct{}
-}
-
-func (e *events) notify() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.changed != nil {
-		close(e.changed)
-	}
-	e.changed = make(chan struct{})
-}
-
-func (e *events) wake() <-chan struct{} {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.changed == nil {
-		e.changed = make(chan struct{})
-	}
-	return e.changed
-}
-
-// waitFor waits until cond holds, looking again at each change; it fails
-// the test if that takes more than 30 s.
-func (e *events) waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	limit := time.After(30 * time.Second)
-	for {
-		ch := e.wake()
-		if cond() {
-			return
-		}
-		select {
-		case <-ch:
-		case <-limit:
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
-// botAPI is a Telegram Bot API on 127.0.0.1 that keeps every update and
-// serves getUpdates from the offset, as Telegram does.
-type botAPI struct {
-	events
-	srv     *httptest.Server
-	mu      sync.Mutex
-	updates []json.RawMessage // update i+1
-	calls   []map[string]any  // "method" plus the body
-}
-
-func newBotAPI(t *testing.T) *botAPI {
-	b := &botAPI{}
-	b.srv = httptest.NewServer(http.HandlerFunc(b.serve))
-	t.Cleanup(b.srv.Close)
-	return b
-}
-
-func (b *botAPI) serve(w http.ResponseWriter, r *http.Request) {
-	method, ok := strings.CutPrefix(r.URL.Path, "/bot"+drainBotToken+"/")
-	if !ok {
-		http.Error(w, `{"ok":false,"error_code":401,"description":"Unauthorized"}`, 401)
-		return
-	}
-	body := map[string]any{}
-	json.NewDecoder(r.Body).Decode(&body)
-	body["method"] = method
-	b.mu.Lock()
-	b.calls = append(b.calls, body)
-	b.mu.Unlock()
-	b.notify()
-	var result any = true
-	switch method {
-	case "getMe":
-		result = map[string]any{"id": 1, "is_bot": true, "first_name": "shelldon", "username": "shelldon_bot"}
-	case "sendMessage", "editMessageText":
-		result = map[string]any{"message_id": 1, "date": 1, "chat": map[string]any{"id": body["chat_id"], "type": "private"}}
-	case "getUpdates":
-		offset, _ := body["offset"].(float64)
-		limit := time.After(time.Second)
-		list := []json.RawMessage{}
-		for len(list) == 0 {
-			ch := b.wake()
-			b.mu.Lock()
-			for i := max(int(offset)-1, 0); i < len(b.updates); i++ {
-				list = append(list, b.updates[i])
-			}
-			b.mu.Unlock()
-			if len(list) > 0 {
-				break
-			}
-			select {
-			case <-ch:
-			case <-limit:
-				list = nil
-			case <-r.Context().Done():
-				return
-			}
-			if list == nil {
-				list = []json.RawMessage{}
-				break
-			}
-		}
-		result = list
-	}
-	json.NewEncoder(w).Encode(map[string]any{"ok": true, "result": result})
-}
-
-// message queues the owner's text and returns its update id.
-func (b *botAPI) message(text string) int64 {
-	b.mu.Lock()
-	id := int64(len(b.updates) + 1)
-	raw, _ := json.Marshal(map[string]any{"update_id": id, "message": map[string]any{
-		"message_id": id, "date": 1, "text": text,
-		"from": map[string]any{"id": 42, "is_bot": false, "first_name": "o"},
-		"chat": map[string]any{"id": 42, "type": "private"}}})
-	b.updates = append(b.updates, raw)
-	b.mu.Unlock()
-	b.notify()
-	return id
-}
-
-// confirmed reports whether the bot asked for updates after id.
-func (b *botAPI) confirmed(id int64) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, c := range b.calls {
-		if off, _ := c["offset"].(float64); c["method"] == "getUpdates" && int64(off) > id {
-			return true
-		}
-	}
-	return false
-}
-
-// sent returns the texts of the messages sent.
-func (b *botAPI) sent() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []string
-	for _, c := range b.calls {
-		if c["method"] == "sendMessage" {
-			out = append(out, fmt.Sprint(c["text"]))
-		}
-	}
-	return out
-}
-
 // logSink is the daemon's log, waited on line by line.
 type logSink struct {
-	events
+	telegramtest.Events
 	mu  sync.Mutex
 	buf strings.Builder
 }
@@ -182,7 +33,7 @@ func (l *logSink) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	l.buf.Write(p)
 	l.mu.Unlock()
-	l.notify()
+	l.Notify()
 	return len(p), nil
 }
 
@@ -202,8 +53,8 @@ func (l *logSink) String() string {
 func TestDaemonDrainsATelegramTurn(t *testing.T) {
 	for _, finish := range []bool{true, false} {
 		t.Run(map[bool]string{true: "finishes", false: "grace ends"}[finish], func(t *testing.T) {
-			api := newBotAPI(t)
-			var model events
+			api := telegramtest.New(t, drainBotToken)
+			var model telegramtest.Events
 			release := make(chan struct{})
 			var once sync.Once
 			var mu sync.Mutex
@@ -217,7 +68,7 @@ func TestDaemonDrainsATelegramTurn(t *testing.T) {
 				mu.Lock()
 				asked = append(asked, text)
 				mu.Unlock()
-				model.notify()
+				model.Notify()
 				if text == "slow" {
 					<-release
 				}
@@ -226,7 +77,7 @@ func TestDaemonDrainsATelegramTurn(t *testing.T) {
 			t.Cleanup(func() { once.Do(func() { close(release) }) }) // before the provider closes
 			home, environ := testHome(t)
 			cfg := fmt.Sprintf("provider:\n  kind: openai\n  base_url: %s\n  model: m\n  api_key_env: TEST_KEY\ntelegram:\n  api_base: %s\n  allowed_users: [42]\n",
-				provider.BaseURL(), api.srv.URL)
+				provider.BaseURL(), api.URL())
 			if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -254,18 +105,18 @@ func TestDaemonDrainsATelegramTurn(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- d.Run(runCtx) }()
 
-			api.message("slow")
-			model.waitFor(t, "the slow turn at the model", func() bool {
+			api.Message("slow")
+			model.WaitFor(t, "the slow turn at the model", func() bool {
 				mu.Lock()
 				defer mu.Unlock()
 				return len(asked) == 1
 			})
-			queued := api.message("queued behind")
-			api.waitFor(t, "the queued message confirmed", func() bool { return api.confirmed(queued) })
+			queued := api.Message("queued behind")
+			api.WaitFor(t, "the queued message confirmed", func() bool { return api.Confirmed(queued) })
 
 			started := time.Now()
 			stop() // what SIGTERM does to serve's context
-			logs.waitFor(t, "the daemon shutting down", func() bool { return strings.Contains(logs.String(), "shutting down") })
+			logs.WaitFor(t, "the daemon shutting down", func() bool { return strings.Contains(logs.String(), "shutting down") })
 			select {
 			case err := <-done:
 				t.Fatalf("Run returned under a running turn: %v", err)
@@ -301,9 +152,9 @@ func TestDaemonDrainsATelegramTurn(t *testing.T) {
 			if _, err := a.Store.Turn(ctx, 2); err == nil {
 				t.Error("the queued message was started during the drain")
 			}
-			replied := strings.Contains(strings.Join(api.sent(), "\n"), "answer: slow")
+			replied := strings.Contains(strings.Join(api.Sent(), "\n"), "answer: slow")
 			if replied != finish {
-				t.Errorf("reply delivered = %v; want %v (sent %q)", replied, finish, api.sent())
+				t.Errorf("reply delivered = %v; want %v (sent %q)", replied, finish, api.Sent())
 			}
 			queue, _ := os.ReadDir(filepath.Join(home, "telegram_queue"))
 			var names []string
