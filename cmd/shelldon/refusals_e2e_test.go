@@ -2,6 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -66,5 +70,54 @@ func TestEveryGuardRefusalIsAudited(t *testing.T) {
 		if !ok || !strings.HasPrefix(sum, "refused by the ") || !strings.Contains(sum, ": ") {
 			t.Errorf("%s: no audit row naming the guard and its reason for %s: %q (all: %v)", text, call.Name, sum, refused)
 		}
+	}
+}
+
+// TestAuditPages: 'shelldon audit' pages the trail, newest first, and says
+// how to see the older entries; --tool filters.
+func TestAuditPages(t *testing.T) {
+	t.Parallel()
+	srv := brokertest.NewServer(t, "openai", riskyScript("git", `{"args":"push origin main"}`))
+	h := home(t, "openai", srv.BaseURL(), "")
+	for range 3 {
+		if _, _, code := run(t, h, "", "chat", "-m", "push it"); code != 0 {
+			t.Fatal("chat failed")
+		}
+	}
+	stdout, stderr, code := run(t, h, "", "audit", "-n", "2", "--tool", "git")
+	m := regexp.MustCompile(`--before (\d+)`).FindStringSubmatch(stderr)
+	if code != 0 || strings.Count(stdout, "refused by the git guard") != 2 || m == nil {
+		t.Fatalf("first page: %d\n%s\n%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = run(t, h, "", "audit", "-n", "2", "--tool", "git", "--before", m[1])
+	if code != 0 || strings.Count(stdout, "refused by the git guard") != 1 || strings.Contains(stderr, "--before") {
+		t.Fatalf("last page: %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestUnsafeWorkspaceRefused: a workspace that is, or is a symlink to, the
+// root of the file system, or that holds shelldon's home, runs no turn.
+func TestUnsafeWorkspaceRefused(t *testing.T) {
+	t.Parallel()
+	srv := brokertest.NewServer(t, "openai", nil)
+	for name, want := range map[string]string{"root": "root of the file system", "home": "holds shelldon's home"} {
+		t.Run(name, func(t *testing.T) {
+			h := home(t, "openai", srv.BaseURL(), "")
+			ws := filepath.Join(t.TempDir(), "ws")
+			target := "/"
+			if name == "home" {
+				target = filepath.Dir(h)
+			}
+			if err := os.Symlink(target, ws); err != nil {
+				t.Fatal(err)
+			}
+			f, _ := os.OpenFile(filepath.Join(h, "config.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+			fmt.Fprintf(f, "workspace: %s\n", ws)
+			f.Close()
+			_, stderr, code := run(t, h, "", "chat", "-m", "hi")
+			if code == 0 || !strings.Contains(stderr, want) {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+		})
 	}
 }

@@ -115,6 +115,11 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 	if err := os.MkdirAll(cfg.Workspace, 0o700); err != nil {
 		return nil, fmt.Errorf("create workspace %s: %w", cfg.Workspace, err)
 	}
+	if mode != ForReading {
+		if err := checkWorkspaceReach(cfg); err != nil {
+			return nil, err
+		}
+	}
 	st, err := store.Open(ctx, cfg.Path(dbFile))
 	if err != nil {
 		return nil, err

@@ -223,7 +223,8 @@ func (e cmdEnv) serveCmd() *cobra.Command {
 
 func (e cmdEnv) auditCmd() *cobra.Command {
 	var limit int
-	var chat string
+	var before int64
+	var chat, tool string
 	cmd := &cobra.Command{
 		Use:   "audit",
 		Short: "Show the audit trail of tool calls, newest first",
@@ -234,22 +235,30 @@ func (e cmdEnv) auditCmd() *cobra.Command {
 				return err
 			}
 			defer a.Close()
-			entries, err := a.Reader.Audit(cmd.Context(), core.AuditQuery{Limit: limit, Chat: chat})
+			entries, err := a.Reader.Audit(cmd.Context(), core.AuditQuery{Limit: limit, Chat: chat, Tool: tool, Before: before})
 			if err != nil {
 				return err
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TIME\tCHAT\tTURN\tTOOL\tOK\tDURATION\tARGS\tRESULT")
+			fmt.Fprintln(tw, "ID\tTIME\tCHAT\tTURN\tTOOL\tOK\tDURATION\tARGS\tRESULT")
 			// Every field is one cell of one line: a tool name the model
 			// made up is quoted and escaped, never printed raw.
 			for _, en := range entries {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%v\t%s\t%s\t%s\n", en.At.Local().Format(time.DateTime), inert.Name(en.Chat), en.Turn,
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%v\t%s\t%s\t%s\n", en.ID, en.At.Local().Format(time.DateTime), inert.Name(en.Chat), en.Turn,
 					inert.Name(en.Tool), en.OK, en.Duration.Round(time.Millisecond), inert.Short(en.Args, 60), inert.Short(en.Summary, 60))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if n := len(entries); n > 0 && n == limit {
+				fmt.Fprintf(e.stderr, "Older entries: shelldon audit --before %d\n", entries[n-1].ID)
+			}
+			return nil
 		},
 	}
-	cmd.Flags().IntVarP(&limit, "limit", "n", 20, "how many entries")
+	cmd.Flags().IntVarP(&limit, "limit", "n", 20, "how many entries (at most 1000)")
+	cmd.Flags().Int64Var(&before, "before", 0, "only entries older than this ID (the next page)")
 	cmd.Flags().StringVar(&chat, "chat", "", "only this conversation")
+	cmd.Flags().StringVar(&tool, "tool", "", "only this tool")
 	return cmd
 }

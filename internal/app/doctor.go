@@ -148,23 +148,49 @@ func (d *doctor) checkWorkspace(cfg *config.Config) {
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		shown = ws + " -> " + real
 	}
-	home, err := filepath.EvalSymlinks(cfg.Home)
-	if err != nil {
-		home = cfg.Home
-	}
 	rfi, err := os.Stat(real)
 	switch {
 	case err != nil:
 		d.fail("workspace", err.Error())
 	case !rfi.IsDir():
 		d.fail("workspace", fmt.Sprintf("%s is %s, not a directory: move it away and start shelldon again (it creates the workspace)", shown, fileKind(rfi)))
-	case real == "/" || real == filepath.Dir(real):
-		d.fail("workspace", fmt.Sprintf("%s is the root of the file system: the agent's file tools would reach every file this user can; point workspace (or the symlink) at a directory of its own", shown))
-	case within(home, real):
-		d.fail("workspace", fmt.Sprintf("%s holds shelldon's home %s (the database, .env, the tools): the agent's file tools would reach them; point workspace (or the symlink) at a directory of its own", shown, cfg.Home))
 	default:
-		d.ok("workspace", shown)
+		if problem := workspaceReach(cfg, real); problem != "" {
+			d.fail("workspace", shown+" "+problem)
+		} else {
+			d.ok("workspace", shown)
+		}
 	}
+}
+
+// workspaceReach says what the file tools would reach through the
+// workspace resolved to real that they must not ("" when nothing): the
+// whole file system, or shelldon's home.
+func workspaceReach(cfg *config.Config, real string) string {
+	home, err := filepath.EvalSymlinks(cfg.Home)
+	if err != nil {
+		home = cfg.Home
+	}
+	switch {
+	case real == "/" || real == filepath.Dir(real):
+		return "is the root of the file system: the agent's file tools would reach every file this user can; point workspace (or the symlink) at a directory of its own"
+	case within(home, real):
+		return fmt.Sprintf("holds shelldon's home %s (the database, .env, the tools): the agent's file tools would reach them; point workspace (or the symlink) at a directory of its own", cfg.Home)
+	}
+	return ""
+}
+
+// checkWorkspaceReach refuses to run turns over a workspace that reaches
+// the whole file system or shelldon's home (doctor says the same).
+func checkWorkspaceReach(cfg *config.Config) error {
+	real, err := filepath.EvalSymlinks(cfg.Workspace)
+	if err != nil {
+		return fmt.Errorf("workspace %s: %w", cfg.Workspace, err)
+	}
+	if problem := workspaceReach(cfg, real); problem != "" {
+		return fmt.Errorf("workspace %s (%s) %s", cfg.Workspace, real, problem)
+	}
+	return nil
 }
 
 // within reports whether path is dir or inside it (both cleaned and
