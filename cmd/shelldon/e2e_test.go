@@ -81,9 +81,20 @@ func startServe(t testing.TB, h string, extraEnv ...string) *daemon {
 // startServeAt is startServe on listen.
 func startServeAt(t testing.TB, h, listen string, extraEnv ...string) *daemon {
 	t.Helper()
-	token := "test-token-0123456789abcdef"
 	cmd := exec.Command(binary, "serve", "--listen", listen)
-	cmd.Env = env(h, append(extraEnv, "SHELLDON_API_TOKEN="+token)...)
+	cmd.Env = env(h, append(extraEnv, "SHELLDON_API_TOKEN="+testAPIToken)...)
+	return runDaemon(t, cmd)
+}
+
+// testAPIToken is the API token the daemons of these tests serve with.
+const testAPIToken = "test-token-0123456789abcdef"
+
+// runDaemon starts cmd, a `shelldon serve` serving with testAPIToken, and
+// returns once it listens; it is stopped (SIGINT, then SIGKILL after 10 s)
+// when the test ends, and its log shown if the test failed.
+func runDaemon(t testing.TB, cmd *exec.Cmd) *daemon {
+	t.Helper()
+	token := testAPIToken
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
 	if err := cmd.Start(); err != nil {
@@ -123,7 +134,7 @@ func startServeAt(t testing.TB, h, listen string, extraEnv ...string) *daemon {
 	}()
 	select {
 	case d.addr = <-found:
-	case <-time.After(20 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatalf("shelldon serve did not start:\n%s", d.log())
 	}
 	return d

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,51 +28,9 @@ func startServeLimited(t *testing.T, h string, soft, hard int) *daemon {
 	if hard > 0 {
 		limits = fmt.Sprintf("ulimit -Sn %d && ulimit -Hn %d", soft, hard)
 	}
-	token := "test-token-0123456789abcdef"
 	cmd := exec.Command("/bin/sh", "-c", limits+` && exec "$0" serve --listen 127.0.0.1:0`, binary)
-	cmd.Env = env(h, "SHELLDON_API_TOKEN="+token)
-	pr, pw := io.Pipe()
-	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	d := &daemon{cmd: cmd, token: token}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-		}
-		pw.Close()
-		if t.Failed() {
-			t.Logf("daemon stderr:\n%s", d.log())
-		}
-	})
-	addrRe := regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`)
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			d.mu.Lock()
-			d.stderr.WriteString(sc.Text() + "\n")
-			d.mu.Unlock()
-			if m := addrRe.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	select {
-	case d.addr = <-found:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("shelldon serve did not start:\n%s", d.log())
-	}
-	return d
+	cmd.Env = env(h, "SHELLDON_API_TOKEN="+testAPIToken)
+	return runDaemon(t, cmd)
 }
 
 // sockets counts the daemon's open sockets, or -1 where /proc does not

@@ -30,7 +30,7 @@ func TestOwnerCommandsGoThroughTheDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintln(f, "SHELLDON_API_TOKEN=test-token-0123456789abcdef")
+	fmt.Fprintln(f, "SHELLDON_API_TOKEN="+testAPIToken)
 	f.Close()
 	d := startServeAt(t, h, addr)
 	_, out := d.do(t, "POST", "/api/chat", d.token, map[string]string{"chat": "v", "text": "log it"})

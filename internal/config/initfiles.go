@@ -43,25 +43,5 @@ func (f *InitFiles) Write(workspace string) error {
 	if err := os.Chmod(f.home, 0o700); err != nil {
 		return &Error{File: f.home, Msg: "cannot make the home private (chmod 700): " + errText(err)}
 	}
-	envPath := filepath.Join(f.home, FileEnv)
-	old, had, err := readOptional(envPath)
-	if err != nil {
-		return err
-	}
-	if f.env != nil {
-		if err := WriteFileAtomic(envPath, f.env, 0o600); err != nil {
-			return err
-		}
-	}
-	if err := WriteFileAtomic(filepath.Join(f.home, FileConfig), f.config, 0o600); err != nil {
-		if f.env != nil {
-			if had {
-				_ = WriteFileAtomic(envPath, old, 0o600)
-			} else {
-				_ = os.Remove(envPath)
-			}
-		}
-		return err
-	}
-	return nil
+	return writeEnvThen(f.home, f.env, filepath.Join(f.home, FileConfig), f.config)
 }

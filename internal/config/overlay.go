@@ -163,31 +163,40 @@ func (o *Overlay) Diff() []string { return Diff(o.Before, o.After) }
 // config.local.yaml. If the second cannot be written, the first is put back
 // as it was, so a failed Write leaves the home as it found it.
 func (o *Overlay) Write() error {
-	envPath, overlayPath := filepath.Join(o.home, FileEnv), filepath.Join(o.home, FileOverlay)
-	if o.env != nil {
-		old, had, err := readOptional(envPath)
-		if err != nil {
+	return writeEnvThen(o.home, o.env, filepath.Join(o.home, FileOverlay), o.data)
+}
+
+// writeEnvThen writes .env in home (when env is not nil), then path (when
+// data is not nil), each atomically with mode 0600; if path cannot be
+// written, .env is put back as it was, so a failure leaves the home as it
+// found it.
+func writeEnvThen(home string, env []byte, path string, data []byte) error {
+	envPath := filepath.Join(home, FileEnv)
+	var old []byte
+	var had bool
+	if env != nil {
+		var err error
+		if old, had, err = readOptional(envPath); err != nil {
 			return err
 		}
-		if err := WriteFileAtomic(envPath, o.env, 0o600); err != nil {
+		if err := WriteFileAtomic(envPath, env, 0o600); err != nil {
 			return err
 		}
-		if o.data != nil {
-			if err := WriteFileAtomic(overlayPath, o.data, 0o600); err != nil {
-				if had {
-					_ = WriteFileAtomic(envPath, old, 0o600)
-				} else {
-					_ = os.Remove(envPath)
-				}
-				return err
+	}
+	if data == nil {
+		return nil
+	}
+	if err := WriteFileAtomic(path, data, 0o600); err != nil {
+		if env != nil {
+			if had {
+				_ = WriteFileAtomic(envPath, old, 0o600)
+			} else {
+				_ = os.Remove(envPath)
 			}
 		}
-		return nil
+		return err
 	}
-	if o.data == nil {
-		return nil
-	}
-	return WriteFileAtomic(overlayPath, o.data, 0o600)
+	return nil
 }
 
 // Effective is the effective config as a nested map of its YAML keys.

@@ -150,25 +150,24 @@ func (m *daemonClient) Skill(ctx context.Context, req contracts.SkillRequest) (s
 // Starting tells the daemon that the owner's approved call callID is about
 // to run, and waits until it has recorded that.
 func (m *daemonClient) Starting(ctx context.Context, callID string) error {
-	var ok bool
-	if err := m.calls.Call(ctx, wire.MethodStart, callID, &ok); err != nil {
-		return err
-	}
-	if !ok {
-		return errors.New("the daemon did not record the start")
-	}
-	return nil
+	return m.acknowledged(ctx, wire.MethodStart, callID, "the start")
 }
 
 // Record hands the daemon a resumed turn's exchange to record, and waits
 // until it has.
 func (m *daemonClient) Record(ctx context.Context, msgs []contracts.Message) error {
+	return m.acknowledged(ctx, wire.MethodRecord, msgs, "the exchange")
+}
+
+// acknowledged makes a call whose answer is true once the daemon has
+// recorded what, durably.
+func (m *daemonClient) acknowledged(ctx context.Context, method string, body any, what string) error {
 	var ok bool
-	if err := m.calls.Call(ctx, wire.MethodRecord, msgs, &ok); err != nil {
+	if err := m.calls.Call(ctx, method, body, &ok); err != nil {
 		return err
 	}
 	if !ok {
-		return errors.New("the daemon did not record the exchange")
+		return errors.New("the daemon did not record " + what)
 	}
 	return nil
 }

@@ -200,7 +200,11 @@ func (x *Exchange) Abandoned() contracts.ToolResult {
 // wins, and a loser is told ErrDecided; a storage failure is reported as
 // that, never as "already decided".
 func (d *Desk) claim(ctx context.Context, id, from, to, outcome string) error {
-	err := d.st.Transition(ctx, id, from, to, outcome, 0)
+	return claimError(id, d.st.Transition(ctx, id, from, to, outcome, 0))
+}
+
+// claimError is a lost claim as ErrDecided, a storage failure as that.
+func claimError(id string, err error) error {
 	switch {
 	case errors.Is(err, store.ErrState):
 		return ErrDecided
@@ -214,14 +218,7 @@ func (d *Desk) claim(ctx context.Context, id, from, to, outcome string) error {
 // running when its holder died) for this handle, into running with the
 // outcome so far.
 func (d *Desk) claimLease(ctx context.Context, id, from, outcome string) error {
-	err := d.st.Claim(ctx, id, from, store.ApprovalRunning, outcome)
-	switch {
-	case errors.Is(err, store.ErrState):
-		return ErrDecided
-	case err != nil:
-		return fmt.Errorf("approvals: record the decision on %s: %w", id, err)
-	}
-	return nil
+	return claimError(id, d.st.Claim(ctx, id, from, store.ApprovalRunning, outcome))
 }
 
 // promote claims the owner's decision on a proposal and has its kind's
