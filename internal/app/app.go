@@ -56,9 +56,10 @@ type App struct {
 	Sandbox   *sandbox.Runner
 	Tier      sandbox.Tier
 
-	environ []string
-	model   *liveModel
-	cfgMu   sync.Mutex // guards Config and Providers across live reloads
+	environ  []string
+	model    *liveModel
+	skillLib *skill.Library // the skills: in the daemon, the library its turns and promotions use
+	cfgMu    sync.Mutex     // guards Config and Providers across live reloads
 	// settingsMu serializes the changes to the owner's files (the
 	// settings API, an approved update_config): each is prepared from
 	// the files and written whole, one at a time.
@@ -161,6 +162,7 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 		st.Close()
 		return nil, err
 	}
+	a.skillLib = skills
 	var spawner core.Spawner = &core.SandboxSpawner{Runner: runner, Path: exe, Args: childproc.WorkerArgs,
 		Env: core.WorkerEnv(environ), Workspace: cfg.Workspace, ReadOnly: []string{tools.LiveDir()}, Logger: log}
 	if runtime.GOOS != "linux" {
@@ -232,6 +234,7 @@ func openReading(cfg *config.Config, st *store.Store, log *slog.Logger, red *liv
 		st.Close()
 		return nil, err
 	}
+	a.skillLib = skills
 	r, err := core.NewReader(core.Options{
 		Store: st, Tools: tools, Skills: skillStore{lib: skills}, ApprovalTTL: cfg.Approvals.TTL.D(), Strikes: cfg.Selfcode.Strikes,
 		Redact: func(s string) string { return red.get().JSONArgs(s) },

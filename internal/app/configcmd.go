@@ -38,10 +38,30 @@ func (e cmdEnv) configCmd() *cobra.Command {
 				line, _ := bufio.NewReader(e.stdin).ReadString('\n')
 				value = strings.TrimRight(line, "\r\n")
 			}
-			if err := config.SetSecret(home, e.environ, args[0], value); err != nil {
-				return err
+			// A running daemon writes it and applies it at once (the
+			// settings API, which never echoes a value); with none, or a
+			// config that does not load (so no daemon to find), it is
+			// written here.
+			err = errNoDaemon
+			if cfg, cerr := config.Load(home, e.environ); cerr == nil {
+				var answer struct{ Changed []string }
+				err = callDaemon(cmd.Context(), cfg, http.MethodPost, "/api/settings", map[string]any{"secrets": map[string]string{args[0]: value}}, &answer)
 			}
-			fmt.Fprintf(e.stdout, "Saved %s in %s/.env. A running daemon picks it up at the next settings change or restart.\n", args[0], home)
+			name := inert.Name(args[0])
+			switch {
+			case errors.Is(err, errNoDaemon):
+				if err := config.SetSecret(home, e.environ, args[0], value); err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stdout, "Saved %s in %s/.env. A running daemon picks it up at the next settings change or restart.\n", name, inert.Line(home))
+			case err != nil:
+				return err
+			default:
+				fmt.Fprintf(e.stdout, "Saved %s in %s/.env and applied by the running daemon.\n", name, inert.Line(home))
+				if args[0] == config.EnvAPIToken {
+					fmt.Fprintln(e.stdout, "The daemon serves the API with the token it started with until it restarts.")
+				}
+			}
 			return nil
 		},
 	}

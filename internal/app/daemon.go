@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/transport/telegram"
 	"github.com/shelldon/shelldon/internal/transport/web"
 )
@@ -47,7 +48,7 @@ func NewDaemon(a *App, listen string) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	api, err := web.New(web.Options{Chat: a.Core, Approvals: a.Core, Tools: a.Core, Settings: a, Audit: a.Core, Token: token, Logger: a.Log})
+	api, err := web.New(web.Options{Chat: a.Core, Approvals: a.Core, Tools: a.Core, Skills: a, Settings: a, Audit: a.Core, Token: token, Logger: a.Log})
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +56,14 @@ func NewDaemon(a *App, listen string) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A decision recovery carries on (its decider stopped) has no one
+	// waiting for its turn: its reply goes to the chat's channel.
+	a.Core.OnRecovered(func(chat string, out core.Outcome) {
+		if bot != nil && bot.Deliver(chat, out) {
+			return
+		}
+		a.Log.Info("recovery finished a decided request's turn; its reply is in the chat's history", "chat", chat, "turn", out.Turn)
+	})
 	var handler http.Handler = api
 	if bot != nil && cfg.Telegram.WebhookURL != "" {
 		// The webhook's exact path, everything else to the API; not a

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/core/store"
 	"github.com/shelldon/shelldon/internal/skill"
+	"github.com/shelldon/shelldon/internal/transport/web"
 )
 
 //go:embed skills
@@ -110,3 +112,82 @@ func (s skillStore) Promoted(a store.Approval) string {
 	}
 	return "not promoted: interrupted"
 }
+
+// The audit kinds of the owner's commands on a skill.
+const (
+	auditSkillRolledBack = "skill_rolled_back"
+	auditSkillRemoved    = "skill_removed"
+)
+
+var _ web.SkillKeeper = (*App)(nil)
+
+// Skills lists the skills in use, the drafts waiting for the owner and
+// what was skipped (GET /api/skills).
+func (a *App) Skills(context.Context) (web.SkillList, error) {
+	list, problems, err := a.skillLib.List()
+	if err != nil {
+		return web.SkillList{}, err
+	}
+	out := web.SkillList{Drafts: a.skillLib.Drafts()}
+	for _, s := range list {
+		out.Skills = append(out.Skills, web.SkillView{Name: s.Name, Source: s.Source, Version: s.Version, Description: s.Description})
+	}
+	for _, p := range problems {
+		out.Problems = append(out.Problems, p.Error())
+	}
+	return out, nil
+}
+
+// SkillAction carries out an owner's command on a skill (web.SkillRollback,
+// web.SkillRemove) on the App's library: in the daemon, the one its turns
+// read and its promotions of drafts write, so the change is in the next
+// turn's catalog and never interleaves with a promotion. It is audited as
+// done by by ("http" through the API, "cli" by a command with no daemon
+// running). A refusal wraps web.ErrNoSkill or web.ErrSkillRefused.
+func (a *App) SkillAction(ctx context.Context, action, name, by string) (string, error) {
+	if err := skill.ValidName(name); err != nil {
+		return "", refusal{fmt.Errorf("skill: %w", err), web.ErrNoSkill}
+	}
+	var kind, msg, summary string
+	switch action {
+	case web.SkillRollback:
+		s, err := a.skillLib.Rollback(name)
+		if err != nil {
+			return "", skillRefusal(err)
+		}
+		kind, msg = auditSkillRolledBack, fmt.Sprintf("%s is back at version %d.", s.Name, s.Version)
+		summary = fmt.Sprintf("by %s: back at version %d", by, s.Version)
+	case web.SkillRemove:
+		if err := a.skillLib.Remove(name); err != nil {
+			return "", skillRefusal(err)
+		}
+		kind, msg, summary = auditSkillRemoved, fmt.Sprintf("Removed %s (kept aside in skills/.removed).", name), "by "+by
+	default:
+		return "", refusal{fmt.Errorf("skill %q: no action %q (%s)", name, action, strings.Join(web.SkillActions, ", ")), web.ErrSkillRefused}
+	}
+	if _, err := a.Store.AppendAudit(context.WithoutCancel(ctx), store.AuditEntry{
+		At: timeNow(), Kind: kind, Tool: name, Summary: summary, OK: true,
+	}); err != nil {
+		a.Log.Error("audit", "kind", kind, "tool", name, "err", err)
+	}
+	return msg, nil
+}
+
+// skillRefusal is err of the skill library as the API tells it: an
+// unknown skill, a skill that cannot do what was asked, or (neither) a
+// failure.
+func skillRefusal(err error) error {
+	switch {
+	case errors.Is(err, skill.ErrNotFound):
+		return refusal{err, web.ErrNoSkill}
+	case errors.Is(err, skill.ErrNoVersion), errors.Is(err, skill.ErrBundled):
+		return refusal{err, web.ErrSkillRefused}
+	}
+	return err
+}
+
+// refusal is err, the owner's to read as it is, classed as kind.
+type refusal struct{ err, kind error }
+
+func (r refusal) Error() string   { return r.err.Error() }
+func (r refusal) Unwrap() []error { return []error{r.err, r.kind} }

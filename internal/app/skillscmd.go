@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
+	"net/http"
+	"net/url"
 	"slices"
 	"text/tabwriter"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/inert"
 	"github.com/shelldon/shelldon/internal/skill"
+	"github.com/shelldon/shelldon/internal/transport/web"
 )
 
 func (e cmdEnv) skillsCmd() *cobra.Command {
@@ -92,35 +96,37 @@ func (e cmdEnv) skillsCmd() *cobra.Command {
 			return nil
 		},
 	}
-	rollback := &cobra.Command{
-		Use: "rollback NAME", Short: "Go back to the skill's previous version", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := lib()
+	// rollback and remove go through a running daemon
+	// (POST /api/skills/NAME/ACTION), else are done here.
+	action := func(act string) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, args []string) error {
+			if err := skill.ValidName(args[0]); err != nil {
+				return fmt.Errorf("skill: %w", err)
+			}
+			ctx := cmd.Context()
+			cfg, err := e.config()
 			if err != nil {
 				return err
 			}
-			s, err := l.Rollback(args[0])
+			var answer struct{ Message string }
+			err = callDaemon(ctx, cfg, http.MethodPost, "/api/skills/"+url.PathEscape(args[0])+"/"+act, struct{}{}, &answer)
+			if errors.Is(err, errNoDaemon) {
+				a, oerr := e.open(ctx, ForReading, slog.LevelError)
+				if oerr != nil {
+					return oerr
+				}
+				defer a.Close()
+				answer.Message, err = a.SkillAction(ctx, act, args[0], "cli")
+			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "%s is back at version %d.\n", inert.Name(s.Name), s.Version)
+			fmt.Fprintln(e.stdout, inert.Text(answer.Message))
 			return nil
-		},
+		}
 	}
-	remove := &cobra.Command{
-		Use: "remove NAME", Short: "Remove your copy of a skill (a bundled one shows again)", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := lib()
-			if err != nil {
-				return err
-			}
-			if err := l.Remove(args[0]); err != nil {
-				return err
-			}
-			fmt.Fprintf(e.stdout, "Removed %s (kept aside in skills/.removed).\n", inert.Name(args[0]))
-			return nil
-		},
-	}
+	rollback := &cobra.Command{Use: "rollback NAME", Short: "Go back to the skill's previous version", Args: cobra.ExactArgs(1), RunE: action(web.SkillRollback)}
+	remove := &cobra.Command{Use: "remove NAME", Short: "Remove your copy of a skill (a bundled one shows again)", Args: cobra.ExactArgs(1), RunE: action(web.SkillRemove)}
 	decide := func(approve bool) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, args []string) error {
 			return e.decideProposal(cmd.Context(), core.KindSkill, args[0], approve)

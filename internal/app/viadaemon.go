@@ -21,9 +21,13 @@ import (
 // The owner's commands that change state go through a running daemon: it
 // carries out a decision and holds its lease, so a restart of either side
 // never leaves a call run twice or reported as interrupted while it ran; it
-// changes a tool or the config and applies the change at once. With no
-// daemon answering, the command does the work itself (for a decision, its
-// process holds the lease).
+// changes a tool, a skill, the config or a secret and applies the change at
+// once, serialized with its own changes of them. With no daemon answering,
+// the command does the work itself (for a decision, its process holds the
+// lease). They are: approvals approve|deny, skills approve|deny (through
+// /api/approvals), tools quarantine|restore|rollback|remove, skills
+// rollback|remove, config set and config set-secret (through
+// /api/settings).
 
 // config loads the home's config, as a command that needs only it does.
 func (e cmdEnv) config() (*config.Config, error) {

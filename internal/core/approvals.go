@@ -61,17 +61,26 @@ func (c *Core) ProposeSkill(ctx context.Context, chat string, turn int64, d Skil
 // RecoverApprovals finishes what a crash left between a decision and its
 // end (see approvals.Desk.Recover) and returns how many requests it handled.
 func (c *Core) RecoverApprovals(ctx context.Context) (int, error) {
-	return c.desk.Recover(ctx, &engine{c: c})
+	return c.desk.Recover(ctx, &engine{c: c, recovery: true})
+}
+
+// OnRecovered sets f to receive the outcome of each turn RecoverApprovals
+// continued: a decision whose decider stopped before its turn finished,
+// carried on by recovery, which no transport is waiting for; f delivers it
+// to the chat's channel. nil (the default) leaves it in the history only.
+func (c *Core) OnRecovered(f func(chat string, out Outcome)) {
+	c.recovered.Store(&f)
 }
 
 // engine is the turn engine as the desk sees it, for one decision (or one
 // recovery): the continued turn is shown through ev, and its outcome kept
 // for Decide to return.
 type engine struct {
-	c   *Core
-	ev  Events
-	ran bool
-	out Outcome
+	c        *Core
+	ev       Events
+	recovery bool // continuing what a stopped decider left (OnRecovered)
+	ran      bool
+	out      Outcome
 }
 
 var _ approvals.Turns = (*engine)(nil)
@@ -91,7 +100,10 @@ func (e *engine) Continue(ctx context.Context, chat string, x *approvals.Exchang
 	if len(r.Messages) > 0 {
 		text = r.Messages[0].Text
 	}
-	out, err := e.c.runTurn(ctx, chat, text, r, ev)
+	out, err := e.c.runTurn(ctx, chat, "", text, r, ev)
 	e.ran, e.out = true, out
+	if f := e.c.recovered.Load(); e.recovery && f != nil && *f != nil && out.Turn != 0 {
+		(*f)(chat, out)
+	}
 	return approvals.Continued{Turn: out.Turn}, err
 }

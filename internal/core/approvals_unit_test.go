@@ -411,9 +411,21 @@ func TestRecoverAfterCrash(t *testing.T) {
 		}
 
 		u.crash(t)
+		// No transport waits for the turns recovery carries on: each
+		// outcome goes to OnRecovered, for the chat's channel.
+		delivered := map[string]string{}
+		u.core.OnRecovered(func(chat string, out core.Outcome) { delivered[chat] = out.Reply })
 		u.model.Script(coretest.Results, coretest.Results, coretest.Results, coretest.Results)
 		if n, err := u.core.RecoverApprovals(ctx); n != 4 || err != nil {
 			t.Fatalf("RecoverApprovals: %d, %v", n, err)
+		}
+		if diff := cmp.Diff(map[string]string{
+			"approved": "RESULTS: echo ok=true before | launch ok=true changed approved",
+			"claimed":  "RESULTS: echo ok=true before | launch ok=true changed claimed",
+			"running":  "RESULTS: echo ok=true before | launch ok=false " + core.MayHaveRun,
+			"denied":   "RESULTS: echo ok=true before | launch ok=false " + contracts.DeniedByOwner,
+		}, delivered); diff != "" {
+			t.Errorf("the recovered turns' outcomes delivered (-want +got):\n%s", diff)
 		}
 		runs := u.risky.Runs()
 		slices.Sort(runs)

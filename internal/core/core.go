@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shelldon/shelldon/internal/contracts"
@@ -96,9 +97,10 @@ type Options struct {
 // safe for concurrent use.
 type Core struct {
 	*Reader
-	tuneMu sync.RWMutex // guards the tunable fields of opts (see Tune)
-	opts   Options
-	slots  chan struct{}
+	tuneMu    sync.RWMutex // guards the tunable fields of opts (see Tune)
+	opts      Options
+	slots     chan struct{}
+	recovered atomic.Pointer[func(chat string, out Outcome)] // see OnRecovered
 }
 
 // defaults fills the zero fields of opts that have one.
@@ -159,7 +161,34 @@ type Outcome struct {
 	ToolCalls int             `json:"tool_calls"`
 	Usage     contracts.Usage `json:"usage"`
 	Approvals []ApprovalView  `json:"approvals"` // requests this turn parked, for the owner to decide
+	// Again is set when a keyed message (SendOnce) came before: Replayed,
+	// Rerun, CutShort or GaveUp.
+	Again string `json:"again,omitempty"`
 }
+
+// What SendOnce did with a message that came before (Outcome.Again).
+const (
+	// Replayed: its turn had finished; this is that turn's outcome, not
+	// run again.
+	Replayed = "replayed"
+	// Rerun: a restart cut its turn short before it did anything; it ran
+	// again.
+	Rerun = "rerun"
+	// CutShort: a restart cut its turn short after it had filed requests
+	// for the owner (they stand); it is not run again.
+	CutShort = "cut_short"
+	// GaveUp: restarts cut its turn short MaxAttempts times; it is not
+	// run again.
+	GaveUp = "gave_up"
+)
+
+// MaxAttempts bounds the runs of one keyed message whose turns restarts
+// keep cutting short: a message that crashes the daemon does not crash it
+// forever.
+const MaxAttempts = 3
+
+// ErrRunning: the turn of this message is running now (SendOnce).
+var ErrRunning = errors.New("the turn of this message is running")
 
 // ErrBadInput is returned for a message a turn cannot start from.
 var ErrBadInput = errors.New("bad input")
@@ -172,6 +201,26 @@ const MaxInput = 32 << 10
 // it has. An error means the system broke (the worker crashed, the store
 // failed); the Outcome then still carries a reply that says so.
 func (c *Core) Send(ctx context.Context, chat, text string, ev Events) (Outcome, error) {
+	return c.send(ctx, chat, "", text, ev)
+}
+
+// SendOnce is Send for a message that carries a key naming it across
+// restarts and retries (a Telegram update id, an API client's
+// Idempotency-Key): its turn runs to its end once. When the message came
+// before, Outcome.Again says what happened: the finished turn's outcome is
+// returned without running it again (Replayed); a turn a restart cut short
+// before it filed anything runs again (Rerun), up to MaxAttempts times
+// (GaveUp); one that had filed requests for the owner is not run again
+// (CutShort), and its pending requests are in the outcome. ErrRunning
+// means the message's turn is running now.
+func (c *Core) SendOnce(ctx context.Context, chat, key, text string, ev Events) (Outcome, error) {
+	if key == "" {
+		return Outcome{}, fmt.Errorf("%w: the message key is empty", ErrBadInput)
+	}
+	return c.send(ctx, chat, key, text, ev)
+}
+
+func (c *Core) send(ctx context.Context, chat, key, text string, ev Events) (Outcome, error) {
 	if strings.TrimSpace(text) == "" {
 		return Outcome{}, fmt.Errorf("%w: the message is empty", ErrBadInput)
 	}
@@ -185,7 +234,7 @@ func (c *Core) Send(ctx context.Context, chat, text string, ev Events) (Outcome,
 		return Outcome{}, err
 	}
 	defer c.release()
-	return c.runTurn(ctx, chat, text, nil, ev)
+	return c.runTurn(ctx, chat, key, text, nil, ev)
 }
 
 // acquire waits for a worker slot: a turn or a decision waits its turn
@@ -205,7 +254,7 @@ func (c *Core) release() { <-c.slots }
 // continuation of a parked turn after the owner's decision. It commits the
 // turn's messages, and parks a RISKY call the turn stopped at, before it
 // returns.
-func (c *Core) runTurn(ctx context.Context, chat, text string, resume *contracts.Resume, ev Events) (Outcome, error) {
+func (c *Core) runTurn(ctx context.Context, chat, key, text string, resume *contracts.Resume, ev Events) (Outcome, error) {
 	st := c.opts.Store
 	// The history is read before this turn begins, so it holds earlier turns only.
 	tun := c.tuning()
@@ -214,9 +263,9 @@ func (c *Core) runTurn(ctx context.Context, chat, text string, resume *contracts
 		return Outcome{}, fmt.Errorf("core: load history of %q: %w", chat, err)
 	}
 	started := c.now()
-	turn, err := st.BeginTurn(ctx, chat, text, started)
-	if err != nil {
-		return Outcome{}, fmt.Errorf("core: begin turn: %w", err)
+	turn, again, err := c.begin(ctx, chat, key, text, started)
+	if err != nil || turn == 0 {
+		return again, err
 	}
 	lim := tun.Limits
 	if lim.Budget <= 0 {
@@ -236,7 +285,7 @@ func (c *Core) runTurn(ctx context.Context, chat, text string, resume *contracts
 	if res.Stopped != "" {
 		end.Status = res.Stopped
 	}
-	out := Outcome{Turn: turn, Stopped: res.Stopped, ToolCalls: res.ToolCalls, Usage: res.Usage, Approvals: []ApprovalView{}}
+	out := Outcome{Turn: turn, Stopped: res.Stopped, ToolCalls: res.ToolCalls, Usage: res.Usage, Approvals: []ApprovalView{}, Again: again.Again}
 	switch {
 	case runErr != nil:
 		end.Status, end.Error = contracts.StopError, runErr.Error()

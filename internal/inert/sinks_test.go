@@ -189,6 +189,10 @@ func (hostileCore) Send(_ context.Context, _, _ string, ev core.Events) (core.Ou
 	return core.Outcome{Turn: 1, Reply: "reply " + evil + "\n```\n" + evil + "\n```", Approvals: []core.ApprovalView{hostileRequest()}}, nil
 }
 
+func (h hostileCore) SendOnce(ctx context.Context, chat, _, text string, ev core.Events) (core.Outcome, error) {
+	return h.Send(ctx, chat, text, ev)
+}
+
 func hostileRequest() core.ApprovalView {
 	args, _ := json.Marshal(map[string]string{"command": long})
 	return core.ApprovalView{ID: "id" + evil, Kind: "tool_call", Chat: "tg:1", Tool: "run" + evil, Arguments: string(args),

@@ -43,6 +43,7 @@ type View struct {
 	ID        string    `json:"id"`
 	Kind      string    `json:"kind"`
 	Chat      string    `json:"chat"`
+	Turn      int64     `json:"turn"` // the turn that filed it
 	Tool      string    `json:"tool"`
 	Arguments string    `json:"arguments"`
 	Summary   string    `json:"summary"`
@@ -52,7 +53,7 @@ type View struct {
 }
 
 func view(a store.Approval) View {
-	return View{ID: a.ID, Kind: a.Kind, Chat: a.Chat, Tool: a.Tool, Arguments: a.Args, Summary: a.Summary, State: a.State,
+	return View{ID: a.ID, Kind: a.Kind, Chat: a.Chat, Turn: a.Turn, Tool: a.Tool, Arguments: a.Args, Summary: a.Summary, State: a.State,
 		CreatedAt: a.CreatedAt.UTC(), ExpiresAt: a.ExpiresAt.UTC()}
 }
 

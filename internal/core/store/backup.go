@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // BackupPath is where Open keeps the database at path as it was at schema
@@ -46,15 +48,27 @@ func (s *Store) backupBefore(ctx context.Context, abs string, from int) error {
 // removeBackups removes the backups an earlier Open made before it
 // migrated, and any temporary copy a crash left: this Open found the
 // schema current, so that migration succeeded and shelldon has started on
-// it since. Best effort: a backup left behind is only disk space.
+// it since. A temporary copy younger than staleBackupTmp is left alone:
+// another process opening the file at the same moment may be writing it
+// (removing it under VACUUM INTO fails that Open). Best effort: a backup
+// left behind is only disk space.
 func removeBackups(abs string) {
 	for _, pattern := range []string{abs + ".backup-v*", abs + ".backup-tmp-*"} {
 		matches, _ := filepath.Glob(globEscape(pattern))
 		for _, m := range matches {
+			if strings.HasPrefix(m, abs+".backup-tmp-") {
+				if fi, err := os.Stat(m); err != nil || time.Since(fi.ModTime()) < staleBackupTmp {
+					continue
+				}
+			}
 			_ = os.Remove(m)
 		}
 	}
 }
+
+// staleBackupTmp is the age from which a temporary backup copy is taken
+// for a crash's leftover rather than another process's work in progress.
+const staleBackupTmp = 10 * time.Minute
 
 // globEscape escapes the glob metacharacters of the path part of pattern
 // (everything before the final '*').

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -41,6 +42,11 @@ var fixtures = map[int][]string{
 		// 0004 adds the lease columns to approvals.
 		`INSERT INTO approvals (id, kind, chat, turn, tool, args, args_hash, summary, pending, state, created_at, expires_at, lease_owner, lease_pid, lease_start, started_at)
 		 VALUES ('a3', 'tool_call', 'c1', 1, 'run_shell', '{"cmd":"pwd"}', 'h3', 'run pwd', '{}', 'running', 1000, 9000000000000000000, 'gone', 1, 7, 1100)`,
+	},
+	5: {
+		// 0005 adds the message key to turns.
+		`INSERT INTO turns (id, chat, input, status, started_at, ended_at, reply, request_key)
+		 VALUES (3, 'c2', 'keyed', 'ok', 4000, 5000, 'keyed reply', 'tg:77')`,
 	},
 }
 
@@ -244,6 +250,12 @@ func checkReadable(t *testing.T, s *Store, v int) {
 			t.Errorf("Strikes after migrating from %d = %d, %v", v, n, err)
 		}
 	}
+	if v >= 5 {
+		k, err := s.BeginKeyedTurn(ctx, "c2", "tg:77", "keyed", time.Unix(6, 0), 3)
+		if err != nil || k.Turn != 0 || k.Previous == nil || k.Previous.Reply != "keyed reply" {
+			t.Errorf("BeginKeyedTurn(tg:77) after migrating from %d = %+v, %v", v, k, err)
+		}
+	}
 }
 
 // TestMigrateStopsWhenBackupFails: a backup that cannot be made stops the
@@ -310,5 +322,31 @@ func TestPageCacheBounded(t *testing.T) {
 	}
 	if kib != -cacheKiB {
 		t.Errorf("cache_size = %d, want %d (KiB, negative)", kib, -cacheKiB)
+	}
+}
+
+// TestOpenKeepsABackupInProgress: an Open that finds the schema current
+// removes the backups and a crash's old temporary copy, but not a fresh
+// one, which another process opening the file at the same moment may be
+// writing (TestOpenRace failed that way).
+func TestOpenKeepsABackupInProgress(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "shelldon.db")
+	openAt(t, path).Close()
+	old, fresh, backup := path+".backup-tmp-old", path+".backup-tmp-fresh", BackupPath(path, 3)
+	for _, p := range []string{old, fresh, backup} {
+		if err := os.WriteFile(p, []byte("copy"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(old, long, long); err != nil {
+		t.Fatal(err)
+	}
+	openAt(t, path).Close()
+	for p, want := range map[string]bool{old: false, fresh: true, backup: false} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s there = %v, want %v", filepath.Base(p), err == nil, want)
+		}
 	}
 }

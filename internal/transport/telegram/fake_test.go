@@ -361,6 +361,9 @@ type fakeCore struct {
 	audit    []store.AuditEntry
 	reply    func(ctx context.Context, chat, text string) (core.Outcome, error)
 	decide   func(ctx context.Context, id string, approve bool) // runs before the decision returns
+	// keys is what became of each message key, as the real core keeps it:
+	// the outcome of a turn that finished, or nil for one cut short.
+	keys map[string]*core.Outcome
 }
 
 func newFakeCore() *fakeCore {
@@ -371,15 +374,37 @@ func newFakeCore() *fakeCore {
 		}}
 }
 
-func (c *fakeCore) Send(ctx context.Context, chat, text string, _ core.Events) (core.Outcome, error) {
+// SendOnce runs a message's turn once per key, as the real core does: a
+// finished one is replayed, one cut short (its context ended) runs again.
+func (c *fakeCore) SendOnce(ctx context.Context, chat, key, text string, _ core.Events) (core.Outcome, error) {
 	c.mu.Lock()
+	if c.keys == nil {
+		c.keys = map[string]*core.Outcome{}
+	}
+	prev, seen := c.keys[key]
+	if prev != nil {
+		c.mu.Unlock()
+		out := *prev
+		out.Again = core.Replayed
+		return out, nil
+	}
 	c.sends = append(c.sends, chat+"|"+text)
+	c.keys[key] = nil
 	reply := c.reply
 	c.mu.Unlock()
+	out, err := core.Outcome{Turn: 1, Reply: "echo: " + text, Approvals: []core.ApprovalView{}}, error(nil)
 	if reply != nil {
-		return reply(ctx, chat, text)
+		out, err = reply(ctx, chat, text)
 	}
-	return core.Outcome{Turn: 1, Reply: "echo: " + text, Approvals: []core.ApprovalView{}}, nil
+	if ctx.Err() == nil {
+		c.mu.Lock()
+		c.keys[key] = &out
+		c.mu.Unlock()
+	}
+	if seen {
+		out.Again = core.Rerun
+	}
+	return out, err
 }
 
 func (c *fakeCore) Approvals(context.Context) ([]core.ApprovalView, error) {

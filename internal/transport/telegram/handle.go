@@ -203,21 +203,27 @@ func (b *Bot) auditText(ctx context.Context) string {
 // shown meanwhile, and sends the outcome. It reports whether the turn ran
 // to its end and its outcome was delivered: false when ctx ended (the bot
 // stopping) before that; a /cancel of the owner's is an end.
-func (b *Bot) turn(ctx context.Context, m *message) bool {
+func (b *Bot) turn(ctx context.Context, w *work) bool {
+	m := w.m
 	id := m.Chat.ID
 	tctx, cancel := context.WithCancel(ctx)
 	done := b.setTurn(id, cancel)
 	stop := b.typing(ctx, id)
-	out, err := b.opts.Core.Send(tctx, chatName(id), m.Text, core.Events{})
+	out, err := b.opts.Core.SendOnce(tctx, chatName(id), b.messageKey(w), m.Text, core.Events{})
 	cancelled := tctx.Err() != nil && ctx.Err() == nil
 	stop()
 	done()
 	if ctx.Err() != nil {
 		return false
 	}
-	if err != nil && cancelled && out.Reply == "" {
+	switch {
+	case err != nil && cancelled && out.Reply == "":
 		b.sendText(ctx, id, "Cancelled.")
-	} else {
+	case out.Again == core.Rerun:
+		b.sendHTML(ctx, id, fmt.Sprintf("⚠️ shelldon restarted while working on your message “%s”, before it had done anything, so I ran it again:",
+			escapeHTML(oneLine(m.Text, 80))), nil)
+		b.deliver(ctx, id, out, err)
+	default:
 		b.deliver(ctx, id, out, err)
 	}
 	return ctx.Err() == nil

@@ -22,8 +22,8 @@ import (
 //
 // A finished piece of work is removed. At start the bot reads the
 // directory back: what was not started runs, in update order (so in order
-// per chat); a message whose turn was started is not run again, its owner
-// is told instead (see Bot.interrupted); a press is decided again, which
+// per chat); a message whose turn was started is taken up again too, and
+// the core runs it once (see Bot.work); a press is decided again, which
 // the store refuses if the first decision was committed. A journal with no
 // dir keeps nothing (work lives in memory only).
 type journal struct {

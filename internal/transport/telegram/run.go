@@ -26,6 +26,10 @@ func (b *Bot) Run(ctx context.Context) error {
 	if b.stopping { // Shutdown came first
 		stopRecv()
 	}
+	for _, f := range b.later {
+		b.spawnLocked(f)
+	}
+	b.later = nil
 	b.mu.Unlock()
 	defer close(b.done)
 	defer func() {
@@ -97,8 +101,9 @@ func (b *Bot) Shutdown(ctx context.Context) error {
 }
 
 // resume takes up the work the journal holds: messages queue in order
-// (those whose turn a restart cut short, to be told about), presses are
-// decided again. It returns the highest update id held, 0 for none.
+// (those whose turn a restart cut short too: the core runs a message once,
+// see Bot.work), presses are decided again. It returns the highest update
+// id held, 0 for none.
 func (b *Bot) resume() int64 {
 	list, err := b.journal.load(func(name string, err error) {
 		b.log.Error("telegram: dropping an unreadable file from the queue", "file", name, "err", err)
@@ -117,7 +122,7 @@ func (b *Bot) resume() int64 {
 			b.spawnPress(e.u.UpdateID, e.u.CallbackQuery)
 			resumed++
 		case e.u.Message != nil:
-			b.enqueue(&work{id: e.u.UpdateID, m: e.u.Message, interrupted: e.started})
+			b.enqueue(&work{id: e.u.UpdateID, m: e.u.Message})
 			if e.started {
 				interrupted++
 			} else {

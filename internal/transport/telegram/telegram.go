@@ -27,7 +27,10 @@ import (
 
 // Core is what the bot needs of the agent: turns, approvals and tools.
 type Core interface {
-	Send(ctx context.Context, chat, text string, ev core.Events) (core.Outcome, error)
+	// SendOnce runs the turn of a message, once per key (see
+	// core.Core.SendOnce): a message redelivered or taken up again after
+	// a restart is not run twice.
+	SendOnce(ctx context.Context, chat, key, text string, ev core.Events) (core.Outcome, error)
 	Approvals(ctx context.Context) ([]core.ApprovalView, error)
 	Decide(ctx context.Context, id string, approve bool, by string, ev core.Events) (core.Outcome, error)
 	Tools(ctx context.Context) ([]core.ToolView, error)
@@ -102,6 +105,7 @@ type Bot struct {
 	turns      map[int64]context.CancelFunc // chat id -> cancel of its running turn
 	strangers  map[int64]bool               // user ids already logged
 	carded     map[string]bool              // request ids shown as a card
+	later      []func(ctx context.Context)  // deliveries asked for before Run
 	seen       map[int64]bool               // recent update ids, against duplicates
 	seenOrder  []int64
 	wg         sync.WaitGroup
@@ -116,9 +120,8 @@ type queue struct {
 // work is a chat message waiting for its turn, under its update id in the
 // journal.
 type work struct {
-	id          int64
-	m           *message
-	interrupted bool // a restart cut its turn short: the owner is told, it is not run again
+	id int64
+	m  *message
 }
 
 const (
@@ -329,18 +332,15 @@ func (b *Bot) runQueue(ctx context.Context, id int64) {
 
 // work does one queued message: its turn, marked started in the journal
 // first and removed once the outcome is delivered. A turn the bot's
-// stopping cut short stays marked started, and the next start tells the
-// owner (interrupted) rather than running it again: it may have done part
-// of its work, or all of it with the reply lost.
+// stopping cut short stays marked started, and the next start takes it up
+// again: the core runs a message's turn once per key, so one that had
+// finished is delivered without running again, and one that was cut short
+// runs again only if it had done nothing yet (see core.Core.SendOnce).
 func (b *Bot) work(ctx context.Context, w *work) {
-	if w.interrupted {
-		b.interrupted(ctx, w)
-		return
-	}
 	if err := b.journal.start(w.id); err != nil {
 		b.log.Error("telegram: the queue", "err", err)
 	}
-	if !b.turn(ctx, w.m) {
+	if !b.turn(ctx, w) {
 		return
 	}
 	if err := b.journal.done(w.id); err != nil {
@@ -348,17 +348,13 @@ func (b *Bot) work(ctx context.Context, w *work) {
 	}
 }
 
-// interrupted tells the owner that a restart cut short the turn of a
-// message; once told, the message is done.
-func (b *Bot) interrupted(ctx context.Context, w *work) {
-	text := fmt.Sprintf("⚠️ shelldon restarted while working on your message “%s”, so its turn did not finish. "+
-		"If you got no answer to it, send it again.", escapeHTML(oneLine(w.m.Text, 80)))
-	if b.sendHTML(ctx, w.m.Chat.ID, text, nil) == 0 {
-		return // told at the next start
-	}
-	if err := b.journal.done(w.id); err != nil {
-		b.log.Error("telegram: the queue", "err", err)
-	}
+// messageKey names a chat message across restarts and redeliveries: the
+// bot (its token's id), the update, and the message's id and date in its
+// chat, so that neither another bot's updates nor Telegram's restarting
+// of update ids after a quiet week can take it for another.
+func (b *Bot) messageKey(w *work) string {
+	bot, _, _ := strings.Cut(b.opts.Token, ":")
+	return fmt.Sprintf("tg:%s:%d:%d:%d", bot, w.id, w.m.MessageID, w.m.Date)
 }
 
 // setTurn records the cancel of a chat's running turn; the returned func
@@ -387,3 +383,43 @@ func (b *Bot) cancelTurn(id int64) bool {
 }
 
 func chatName(id int64) string { return "tg:" + strconv.FormatInt(id, 10) }
+
+// chatID is the Telegram chat of a chat name, ok false for another
+// transport's chat.
+func chatID(name string) (int64, bool) {
+	rest, ok := strings.CutPrefix(name, "tg:")
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(rest, 10, 64)
+	return id, err == nil
+}
+
+// recoveredNote heads the reply of a turn recovery carried on.
+const recoveredNote = "↻ A decision of yours was interrupted before its turn finished (shelldon or the command that carried it out stopped). shelldon took it over; the turn went on:"
+
+// Deliver sends the outcome of a turn no message of this bot is waiting
+// for (a decision recovery carried on after its decider stopped, see
+// core.Core.OnRecovered) to its chat, with a note that says so, when the
+// chat is a Telegram one; it reports whether it is. Before Run it waits
+// for Run; a stopping bot drops it (the reply stays in the history).
+func (b *Bot) Deliver(chat string, out core.Outcome) bool {
+	id, ok := chatID(chat)
+	if !ok {
+		return false
+	}
+	f := func(ctx context.Context) {
+		b.sendText(ctx, id, recoveredNote)
+		b.deliver(ctx, id, out, nil)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ctx == nil && !b.stopping {
+		b.later = append(b.later, f)
+		return true
+	}
+	if !b.spawnLocked(f) {
+		b.log.Warn("telegram: stopping, so the reply of a recovered turn is not sent (it is in the chat's history)", "chat", chat, "turn", out.Turn)
+	}
+	return true
+}

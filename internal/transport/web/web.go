@@ -19,9 +19,11 @@ import (
 	"github.com/shelldon/shelldon/internal/core"
 )
 
-// Chatter runs a turn.
+// Chatter runs a turn: Send one for each request, SendOnce one per
+// Idempotency-Key (see core.Core.SendOnce).
 type Chatter interface {
 	Send(ctx context.Context, chat, text string, ev core.Events) (core.Outcome, error)
+	SendOnce(ctx context.Context, chat, key, text string, ev core.Events) (core.Outcome, error)
 }
 
 // Approver lists, shows and decides the owner's approval requests.
@@ -58,6 +60,7 @@ type Server struct {
 	chat   Chatter
 	appr   Approver
 	tools  ToolLister
+	skills SkillKeeper
 	sets   Settings
 	audit  AuditReader
 	token  []byte
@@ -71,6 +74,7 @@ type Options struct {
 	Chat      Chatter
 	Approvals Approver
 	Tools     ToolLister
+	Skills    SkillKeeper
 	Settings  Settings
 	Audit     AuditReader
 	Token     string // the bearer token every /api call must carry
@@ -83,7 +87,7 @@ func New(opts Options) (*Server, error) {
 	if len(opts.Token) < 16 {
 		return nil, errors.New("web: the API token must be at least 16 characters")
 	}
-	s := &Server{chat: opts.Chat, appr: opts.Approvals, tools: opts.Tools, sets: opts.Settings, audit: opts.Audit, token: []byte(opts.Token), log: opts.Logger, health: opts.Health}
+	s := &Server{chat: opts.Chat, appr: opts.Approvals, tools: opts.Tools, skills: opts.Skills, sets: opts.Settings, audit: opts.Audit, token: []byte(opts.Token), log: opts.Logger, health: opts.Health}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -97,6 +101,8 @@ func New(opts Options) (*Server, error) {
 	mux.Handle("POST /api/settings", s.auth(http.HandlerFunc(s.postSettings)))
 	mux.Handle("GET /api/tools/{name}", s.auth(http.HandlerFunc(s.getTool)))
 	mux.Handle("POST /api/tools/{name}/{action}", s.auth(http.HandlerFunc(s.postToolAction)))
+	mux.Handle("GET /api/skills", s.auth(http.HandlerFunc(s.getSkills)))
+	mux.Handle("POST /api/skills/{name}/{action}", s.auth(http.HandlerFunc(s.postSkillAction)))
 	mux.Handle("GET /api/approvals/{id}", s.auth(http.HandlerFunc(s.getApproval)))
 	mux.Handle("POST /api/approvals/{id}", s.auth(http.HandlerFunc(s.postApproval)))
 	noEndpoint := s.auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -200,10 +206,25 @@ func (s *Server) postChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_request", `"chat" must be 1-64 letters, digits or _.:@-`)
 		return
 	}
-	out, err := s.chat.Send(r.Context(), req.Chat, req.Text, core.Events{})
+	var (
+		out core.Outcome
+		err error
+	)
+	if key := r.Header.Get(idempotencyHeader); key != "" {
+		if !validKey(key) {
+			writeError(w, http.StatusBadRequest, "bad_request", idempotencyHeader+" must be 1-128 printable ASCII characters")
+			return
+		}
+		out, err = s.chat.SendOnce(r.Context(), req.Chat, "api:"+key, req.Text, core.Events{})
+	} else {
+		out, err = s.chat.Send(r.Context(), req.Chat, req.Text, core.Events{})
+	}
 	switch {
 	case errors.Is(err, core.ErrBadInput):
 		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
+		return
+	case errors.Is(err, core.ErrRunning):
+		writeError(w, http.StatusConflict, "conflict", "the turn of this "+idempotencyHeader+" is still running; ask again when it has finished")
 		return
 	case err != nil && out.Turn == 0:
 		s.log.Error("chat turn failed", "err", err)
@@ -216,6 +237,24 @@ func (s *Server) postChat(w http.ResponseWriter, r *http.Request) {
 		out.Approvals = []core.ApprovalView{}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// idempotencyHeader names a chat request across a client's retries: its
+// turn runs once, and a retry gets that turn's outcome (again says so).
+const idempotencyHeader = "Idempotency-Key"
+
+// validKey reports whether an Idempotency-Key is 1-128 printable ASCII
+// characters.
+func validKey(k string) bool {
+	if len(k) == 0 || len(k) > 128 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Server) getApprovals(w http.ResponseWriter, r *http.Request) {

@@ -35,6 +35,10 @@ func (f *fakeCore) Send(_ context.Context, chat, text string, _ core.Events) (co
 	return core.Outcome{Turn: 7, Reply: "hi " + chat}, nil
 }
 
+func (f *fakeCore) SendOnce(ctx context.Context, chat, key, text string, ev core.Events) (core.Outcome, error) {
+	return f.Send(ctx, chat, key+"|"+text, ev)
+}
+
 func (f *fakeCore) Approvals(context.Context) ([]core.ApprovalView, error) { return nil, nil }
 
 // bigCommand is a 6 KiB command with its dangerous part in the middle.
