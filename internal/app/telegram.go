@@ -26,11 +26,8 @@ func (a *App) telegramBot() (*telegram.Bot, error) {
 	if cfg.Telegram.WebhookURL != "" {
 		opts.Webhook = &telegram.WebhookOptions{URL: cfg.Telegram.WebhookURL, SecretToken: cfg.Secret(cfg.Telegram.WebhookSecretEnv)}
 	}
-	bot, err := telegram.New(opts)
-	if err != nil {
-		return nil, fmt.Errorf("telegram: %w", err)
-	}
-	return bot, nil
+	// New's errors name telegram already.
+	return telegram.New(opts)
 }
 
 // noCore stands in for the core where the bot is only checked (doctor).

@@ -7,21 +7,33 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/inert"
+	"github.com/shelldon/shelldon/internal/sandbox"
+	"github.com/shelldon/shelldon/internal/worker"
+	"github.com/shelldon/shelldon/internal/worker/builtin"
+	"github.com/shelldon/shelldon/internal/worker/risky"
+	"github.com/shelldon/shelldon/internal/worker/selftools"
+	"github.com/shelldon/shelldon/internal/worker/skilltools"
+	"github.com/shelldon/shelldon/internal/workspace"
 )
 
 func (e cmdEnv) toolsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tools",
 		Short: "The tools shelldon has, and the ones it wrote for itself",
-		Long: "List the built-in and self-coded tools; show a self-coded tool's code, test and gate report;\n" +
+		Long: "List the built-in and self-coded tools; show one (a built-in's description and parameters,\n" +
+			"a self-coded tool's code, test and gate report);\n" +
 			"approve or deny a proposed tool; quarantine, restore, roll back or remove a live one.",
 	}
 	// Listing and showing only read; a decision on a promotion may resume
@@ -53,20 +65,25 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 		}),
 	}
 	show := &cobra.Command{
-		Use: "show NAME", Short: "Show a self-coded tool: manifest, code, test and gate report", Args: cobra.ExactArgs(1),
+		Use: "show NAME", Short: "Show a tool: a built-in's tier, where it runs, parameters and description; a self-coded one's manifest, code, test and gate report",
+		Args: cobra.ExactArgs(1),
 		RunE: withCore(ForReading, func(ctx context.Context, a *App, args []string) error {
+			if b, ok := contracts.Builtin(args[0]); ok {
+				return e.showBuiltin(b)
+			}
 			t, state, err := a.Reader.FindTool(args[0])
 			switch {
 			case errors.Is(err, core.ErrNoSuchTool):
-				return exitError{code: exitFail, msg: "shelldon: no tool called " + inert.Name(args[0])}
+				return exitError{code: exitFail, msg: "shelldon: no tool called " + inert.Name(args[0]) + " (`shelldon tools list` lists them)"}
 			case err != nil:
 				return err
 			}
 			// One-line fields escaped as one line; the gate report, code
 			// and test keep their lines.
-			fmt.Fprintf(e.stdout, "%s version %d (%s, %s)\nDescription: %s\nParameters: %s\nCapabilities: %s\nHash: %s\nGate:\n%s\n--- code (%s bytes) ---\n%s\n--- test (%s bytes) ---\n%s\n",
-				inert.Name(t.Name), t.Version, inert.Name(t.Language), inert.Name(state), inert.Line(t.Meta.Description), inert.Line(compactJSON(t.Meta.ParamsSchema)),
-				inert.Line(fmt.Sprint(t.Meta.Capabilities)), inert.Line(t.Hash), inert.Block(t.Gate, "  "),
+			fmt.Fprintf(e.stdout, "%s version %d (%s, %s)\nTier: %s, runs %s\nDescription: %s\nParameters: %s\n%sHash: %s\nGate:\n%s\n--- code (%s bytes) ---\n%s\n--- test (%s bytes) ---\n%s\n",
+				inert.Name(t.Name), t.Version, inert.Name(t.Language), inert.Name(state),
+				contracts.TierFree, runsText[contracts.RunsSandbox], inert.Line(t.Meta.Description), inert.Line(compactJSON(t.Meta.ParamsSchema)),
+				capabilitiesText(t.Meta.Capabilities), inert.Line(t.Hash), inert.Block(t.Gate, "  "),
 				inert.Count(len(t.Code)), inert.Block(t.Code, ""), inert.Count(len(t.Test)), inert.Block(t.Test, ""))
 			return nil
 		}),
@@ -111,6 +128,96 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 		&cobra.Command{Use: "remove NAME", Short: "Remove a tool (its versions stay in the archive)", Args: cobra.ExactArgs(1), RunE: action("remove")},
 	)
 	return cmd
+}
+
+// runsText says where a tool of each contracts.Runs does its work.
+var runsText = map[contracts.Runs]string{
+	contracts.RunsWorker:  "in the turn's worker (itself sandboxed)",
+	contracts.RunsChild:   "in a memory-limited child of the worker, without its network",
+	contracts.RunsSandbox: "in a sandbox of its own for each call (namespaces, seccomp, no network)",
+	contracts.RunsDaemon:  "in the daemon, at the worker's request",
+}
+
+// tierText says what a tier means for the owner.
+var tierText = map[contracts.Tier]string{
+	contracts.TierFree:  "runs without asking",
+	contracts.TierRisky: "each call waits for your approval",
+}
+
+// showBuiltin prints a built-in tool: the catalogue's entry and what the
+// model is told of it (its description and parameter schema).
+func (e cmdEnv) showBuiltin(b contracts.BuiltinTool) error {
+	specs, err := builtinSpecs()
+	if err != nil {
+		return err
+	}
+	spec, ok := specs[b.Name]
+	if !ok {
+		return fmt.Errorf("tools: the built-in tool %s is catalogued but not built", b.Name)
+	}
+	lines := strings.Split(strings.TrimRight(inert.Text(spec.Description), "\n"), "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = "  " + l
+		}
+	}
+	fmt.Fprintf(e.stdout, "%s (built-in)\nTier: %s (%s), runs %s\nSummary: %s\nParameters: %s\nDescription (what the model reads):\n%s\n",
+		inert.Name(b.Name), b.Tier, tierText[b.Tier], runsText[b.Runs], inert.Line(b.Summary),
+		inert.Line(compactJSON(spec.Parameters)), strings.Join(lines, "\n"))
+	return nil
+}
+
+// builtinSpecs is what the model is told of each built-in tool, by name:
+// the specs of the registry a worker builds (childproc's buildTools), made
+// here only to be read, over stand-ins that no tool reaches since none
+// is run.
+func builtinSpecs() (map[string]contracts.ToolSpec, error) {
+	reg := worker.NewRegistry()
+	ws := &workspace.Root{}
+	if err := errors.Join(
+		builtin.Register(reg, builtin.Env{Workspace: ws}),
+		risky.Register(reg, risky.Env{Workspace: ws, Sandbox: noSandbox{}}),
+		skilltools.Register(reg, nil),
+		selftools.Register(reg, selftools.Env{}),
+	); err != nil {
+		return nil, fmt.Errorf("tools: build the built-in tools: %w", err)
+	}
+	out := map[string]contracts.ToolSpec{}
+	for _, spec := range reg.Specs() {
+		out[spec.Name] = spec
+	}
+	return out, nil
+}
+
+// noSandbox stands in for the sandbox in builtinSpecs' registry.
+type noSandbox struct{}
+
+func (noSandbox) Run(context.Context, sandbox.Policy) (sandbox.Result, error) {
+	return sandbox.Result{}, errors.New("not a sandbox: the tool was built only to be shown")
+}
+
+// capabilitiesText is the "Capabilities:" lines of a self-coded tool:
+// "none", or one line per capability, sorted, with its values. The model
+// wrote them: each is shown as a name (inert.Name), quoted when it is not
+// a plain one, so that no value passes for two or for another line.
+func capabilitiesText(caps map[string][]string) string {
+	if len(caps) == 0 {
+		return "Capabilities: none\n"
+	}
+	var b strings.Builder
+	b.WriteString("Capabilities:\n")
+	for _, k := range slices.Sorted(maps.Keys(caps)) {
+		vals := make([]string, len(caps[k]))
+		for i, v := range caps[k] {
+			vals[i] = inert.Name(v)
+		}
+		list := strings.Join(vals, ", ")
+		if list == "" {
+			list = "(no value)"
+		}
+		fmt.Fprintf(&b, "  %s: %s\n", inert.Name(k), list)
+	}
+	return b.String()
 }
 
 func dash(n int) string {

@@ -108,11 +108,17 @@ func wholeRequest(a core.ApprovalView) (text string, argsCut bool) {
 }
 
 // onPress handles a button press (update id in the journal). A
-// stranger's press is answered "not allowed" and decides nothing.
+// stranger's press (someone else in a group the card is in) decides
+// nothing and is answered with no text: nothing shows on their screen,
+// and their phone's spinner stops at once instead of running until it
+// gives up. Not answering would show nothing either, but leave the
+// spinner; the silent answer tells them nothing they did not know (they
+// can see the card), and costs one call per press, which only a person
+// tapping can cause.
 func (b *Bot) onPress(id int64, q *callbackQuery) {
 	if !b.allowed[q.From.ID] {
 		b.stranger(&q.From)
-		b.spawn(func(ctx context.Context) { b.answer(ctx, q.ID, "Not allowed.") })
+		b.spawn(func(ctx context.Context) { b.answer(ctx, q.ID, "") })
 		return
 	}
 	b.spawnPress(id, q)

@@ -83,105 +83,214 @@ func isFence(line string) bool {
 }
 
 // formatText turns plain text (a model's reply, a command's output) into
-// parse_mode HTML messages of at most limit UTF-16 code units each. All of
-// the text is escaped; the lines between Markdown code fences become
-// <pre> blocks. Messages are cut on line boundaries (a line longer than a
-// message is cut between characters); each message is complete HTML on its
-// own: a <pre> block cut in two is closed and reopened, and no entity is
-// ever split, since each piece is escaped on its own.
+// parse_mode HTML messages of at most limit UTF-16 code units each (the
+// HTML, markup included, so the text Telegram counts is shorter still).
+// All of the text is escaped; the lines between Markdown code fences
+// become <pre> blocks.
+//
+// A text that needs more than one message is cut where a reader expects
+// it: at a paragraph (a blank line) when one ends the message at least
+// half full, else at a line; a line longer than a message at a space, and
+// between two characters only inside a word longer than a message. A
+// character is never cut (not a UTF-8 sequence, not a surrogate pair: the
+// text is cut between runes). Each message is complete HTML on its own: a
+// <pre> block cut in two is closed and reopened, and no entity is ever
+// split, since each piece is escaped on its own.
 func formatText(text string, limit int) []string {
 	text = inert.Text(strings.ReplaceAll(text, "\r\n", "\n"))
 	text = strings.TrimRightFunc(strings.TrimLeft(text, "\n"), unicode.IsSpace)
-	var p packer
-	p.limit = limit
+	p := packer{limit: limit}
 	fence := false
 	for _, line := range strings.Split(text, "\n") {
 		if isFence(line) {
 			fence = !fence
 			continue
 		}
-		for _, piece := range cutLine(line, limit-len("<pre></pre>")-1) {
-			p.add(fence, escapeHTML(piece), strings.TrimSpace(piece) != "")
+		for i, pc := range cutLine(line, limit-len("<pre></pre>")-1) {
+			p.add(item{pre: fence, esc: escapeHTML(pc.text), blank: strings.TrimSpace(pc.text) == "", cont: i > 0, sep: pc.sep})
 		}
 	}
 	p.flush()
 	return p.out
 }
 
-// cutLine cuts a line whose escaped form is longer than max into pieces
-// that fit, between characters.
-func cutLine(line string, max int) []string {
+// piece is a part of a line cut by cutLine: its text, and what the cut
+// took out before it (the spaces it was cut at, "" inside a word).
+type piece struct{ text, sep string }
+
+// cutLine cuts a line whose escaped form is longer than max UTF-16 code
+// units into pieces that fit. A piece ends where the characters that fit
+// end, when that is the end of a word, else before the last run of spaces
+// among them; only a word that would not fit in a piece of its own is cut
+// between two characters, as late as it fits.
+func cutLine(line string, max int) []piece {
 	line = inert.Text(line)
+	var out []piece
+	sep := ""
+	for {
+		end, space := fit(line, max)
+		if end == len(line) {
+			return append(out, piece{line, sep})
+		}
+		if isSpace(rune(line[end])) { // the characters that fit end a word
+			space = end
+			for space > 0 && isSpace(rune(line[space-1])) {
+				space--
+			}
+		} else if space > 0 {
+			// Cut at the space only if the word cut there fits whole.
+			word := line[space:]
+			word = strings.TrimLeftFunc(word, isSpace)
+			if i := strings.IndexFunc(word, isSpace); i >= 0 {
+				word = word[:i]
+			}
+			if w, _ := fit(word, max); w < len(word) {
+				space = -1
+			}
+		}
+		cut, next := end, end
+		if space > 0 {
+			cut, next = space, space
+			for next < len(line) && isSpace(rune(line[next])) {
+				next++
+			}
+		}
+		out = append(out, piece{line[:cut], sep})
+		if next == len(line) { // nothing but spaces after the cut
+			return out
+		}
+		sep, line = line[cut:next], line[next:]
+	}
+}
+
+// fit returns where the characters of s whose escaped form fits in max
+// UTF-16 code units end (at least one character), and where the last run
+// of spaces among them starts (-1 for none).
+func fit(s string, max int) (end, space int) {
 	n := 0
-	for _, r := range line {
-		n += escapedLen(r)
-	}
-	if n <= max {
-		return []string{line}
-	}
-	var out []string
-	start, n := 0, 0
-	for i, r := range line {
-		if n+escapedLen(r) > max {
-			out = append(out, line[start:i])
-			start, n = i, 0
+	space = -1
+	for end < len(s) {
+		r, size := utf8.DecodeRuneInString(s[end:])
+		if n+escapedLen(r) > max && end > 0 {
+			break
+		}
+		if isSpace(r) && (end == 0 || !isSpace(rune(s[end-1]))) {
+			space = end
 		}
 		n += escapedLen(r)
+		end += size
 	}
-	return append(out, line[start:])
+	return end, space
 }
 
-// packer fills messages with escaped lines, grouped in plain and <pre>
-// segments.
+// isSpace reports a character a line may be cut at (dropped at the cut).
+func isSpace(r rune) bool { return r == ' ' || r == '\t' }
+
+// item is one escaped line, or piece of a line, of a message.
+type item struct {
+	pre   bool   // inside a code block
+	esc   string // the line, escaped
+	blank bool   // shows nothing: a paragraph break
+	cont  bool   // a piece after the first of a line (see cutLine)
+	sep   string // for cont, what goes between it and the piece before when they share a message
+}
+
+// packer fills messages with items, cutting them where formatText says.
 type packer struct {
-	limit   int
-	out     []string
-	segs    []segment
-	size    int
-	visible bool // the current message shows something besides blanks
+	limit int
+	out   []string
+	items []item // the current message
+	size  int    // its length in UTF-16 code units, markup included
 }
 
-type segment struct {
-	pre   bool
-	lines []string
+// cost is what it takes to add it after prev (nil: first) to a message:
+// the line and what separates it (at least a newline), and <pre></pre>
+// when it opens a code block.
+func cost(prev *item, it item) int {
+	c := utf16Len(it.esc) + max(1, utf16Len(it.sep))
+	if it.pre && (prev == nil || !prev.pre) {
+		c += len("<pre></pre>")
+	}
+	return c
 }
 
-func (p *packer) add(pre bool, esc string, visible bool) {
-	cost := func() int {
-		c := utf16Len(esc) + 1
-		if pre && (len(p.segs) == 0 || !p.segs[len(p.segs)-1].pre) {
-			c += len("<pre></pre>")
+func size(items []item) int {
+	n := 0
+	for i := range items {
+		var prev *item
+		if i > 0 {
+			prev = &items[i-1]
 		}
-		return c
+		n += cost(prev, items[i])
 	}
-	if p.size > 0 && p.size+cost() > p.limit {
-		p.flush()
+	return n
+}
+
+func (p *packer) add(it item) {
+	var prev *item
+	if n := len(p.items); n > 0 {
+		prev = &p.items[n-1]
 	}
-	p.size += cost()
-	if n := len(p.segs); n > 0 && p.segs[n-1].pre == pre {
-		p.segs[n-1].lines = append(p.segs[n-1].lines, esc)
-	} else {
-		p.segs = append(p.segs, segment{pre: pre, lines: []string{esc}})
+	p.size += cost(prev, it)
+	p.items = append(p.items, it)
+	for p.size > p.limit && len(p.items) > 1 {
+		// The message ends before the new item, or at the last paragraph
+		// break when that leaves it at least half full.
+		head := p.items[:len(p.items)-1]
+		cut := len(head)
+		for i := len(head) - 1; i > 0; i-- {
+			if head[i].blank {
+				if size(head[:i]) >= p.limit/2 {
+					cut = i
+				}
+				break
+			}
+		}
+		p.emit(head[:cut])
+		rest := p.items[cut:]
+		for len(rest) > 1 && rest[0].blank {
+			rest = rest[1:]
+		}
+		p.items = append([]item(nil), rest...)
+		p.size = size(p.items)
 	}
-	p.visible = p.visible || visible
 }
 
 func (p *packer) flush() {
-	if p.visible {
-		var b strings.Builder
-		for i, s := range p.segs {
-			if i > 0 {
+	p.emit(p.items)
+	p.items, p.size = nil, 0
+}
+
+// emit makes one message of items, unless they show nothing.
+func (p *packer) emit(items []item) {
+	visible := false
+	for _, it := range items {
+		visible = visible || !it.blank
+	}
+	if !visible {
+		return
+	}
+	var b strings.Builder
+	for i, it := range items {
+		if i > 0 {
+			switch {
+			case it.cont:
+				b.WriteString(escapeHTML(it.sep))
+			case items[i-1].pre && !it.pre:
+				b.WriteString("</pre>\n")
+			default:
 				b.WriteByte('\n')
 			}
-			body := strings.Join(s.lines, "\n")
-			if s.pre {
-				body = "<pre>" + body + "</pre>"
-			}
-			b.WriteString(body)
 		}
-		p.out = append(p.out, strings.Trim(b.String(), "\n"))
+		if it.pre && (i == 0 || !items[i-1].pre) {
+			b.WriteString("<pre>")
+		}
+		b.WriteString(it.esc)
 	}
-	p.segs, p.size, p.visible = nil, 0, false
+	if items[len(items)-1].pre {
+		b.WriteString("</pre>")
+	}
+	p.out = append(p.out, strings.Trim(b.String(), "\n"))
 }
 
 // headLines is the start of s: whole lines, at most max bytes, and whether

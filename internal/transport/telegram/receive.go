@@ -14,18 +14,38 @@ import (
 	"time"
 )
 
+// Pacing of the polls a Bot API server answers at once with nothing (see
+// poll): the first pause, doubled at each such answer up to the last.
+// The cap bounds how late a message is seen at such a server, and keeps
+// its idle polling to a few calls a minute.
+const (
+	firstPace = time.Second
+	maxPace   = 10 * time.Second
+)
+
 // poll receives updates by long polling until ctx ends; last is the
 // highest update id the journal holds.
+//
+// A server that holds each poll up to the timeout (Telegram) is polled
+// again at once, and so is one that answers with updates. A server that
+// answers at once with nothing (one that ignores the timeout: some
+// emulators and proxies) would be polled in a tight loop; after such an
+// answer the next poll waits, firstPace at first and doubling to
+// maxPace, until a poll brings updates or is held.
 func (b *Bot) poll(ctx context.Context, last int64) error {
 	offset := b.loadOffset()
 	if last > 0 {
 		offset = max(offset, last+1)
 	}
 	wait := b.minBackoff
+	var pace time.Duration // the pause after a quick empty answer; 0 after a normal one
+	warned := false        // the owner was told about the pacing
 	for ctx.Err() == nil {
 		var raw []json.RawMessage
 		params := getUpdatesParams{Offset: offset, Timeout: int(b.pollTimeout / time.Second), AllowedUpdates: allowedUpdates}
+		start := time.Now()
 		err := b.api.call(ctx, "getUpdates", params, &raw, b.pollTimeout+15*time.Second)
+		quick := err == nil && len(raw) == 0 && time.Since(start) < b.pollTimeout/2
 		if err == nil {
 			var batch []received
 			var next int64
@@ -55,6 +75,16 @@ func (b *Bot) poll(ctx context.Context, last int64) error {
 			continue
 		}
 		wait = b.minBackoff
+		if !quick {
+			pace = 0
+			continue
+		}
+		pace = min(max(pace*2, firstPace), maxPace)
+		if pace == maxPace && !warned {
+			warned = true
+			b.log.Warn("telegram: the Bot API at telegram.api_base answers getUpdates at once instead of holding the long poll; polling it every " + maxPace.String() + " while nothing arrives, so a message may wait that long")
+		}
+		sleep(ctx, pace)
 	}
 	return nil
 }

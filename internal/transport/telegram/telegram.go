@@ -3,10 +3,11 @@
 // cards. It reaches the agent only through the core's calls.
 //
 // It serves only the users in its allow list, checked on the sender of every
-// message and every button press, never on the chat; a stranger causes no
-// core call. Everything the model or a tool wrote is HTML-escaped before it
-// is sent, and a card shows only the daemon's rendering of a request. The
-// bot token never appears in a log line or an error.
+// message and every button press, never on the chat; a stranger sees no
+// answer (a press is answered without text) and causes no core call.
+// Everything the model or a tool wrote is HTML-escaped before it is sent,
+// and a card shows only the daemon's rendering of a request. The bot token
+// never appears in a log line or an error.
 package telegram
 
 import (
@@ -146,16 +147,19 @@ func New(opts Options) (*Bot, error) {
 	if u, err := url.Parse(opts.APIBase); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, errors.New("telegram: api_base must be an http(s) URL")
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
 	if w := opts.Webhook; w != nil {
 		if w.URL == "" {
 			return nil, errors.New("telegram: webhook mode needs a URL")
 		}
+		if err := checkWebhookURL(w.URL, opts.APIBase, opts.Logger); err != nil {
+			return nil, err
+		}
 		if !validSecret(w.SecretToken) {
 			return nil, errors.New("telegram: webhook mode needs a secret token of 1-256 characters A-Z, a-z, 0-9, _ or -")
 		}
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
 	}
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{}
@@ -178,6 +182,39 @@ func New(opts Options) (*Bot, error) {
 		b.allowed[id] = true
 	}
 	return b, nil
+}
+
+// telegramAPI is the host of Telegram's own Bot API.
+const telegramAPI = "api.telegram.org"
+
+// checkWebhookURL refuses a webhook URL Telegram would refuse (setWebhook
+// would then fail at every retry, and no update would ever arrive): it
+// must be https, on a port Telegram posts to. A self-hosted Bot API server
+// (api_base elsewhere) started with --local also posts to http and to any
+// port: that is allowed, with a warning, since the updates and the secret
+// token then cross the network in the clear.
+func checkWebhookURL(raw, apiBase string, log *slog.Logger) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return errors.New("telegram: telegram.webhook_url must be an https:// URL: the public address Telegram posts updates to")
+	}
+	if base, err := url.Parse(apiBase); err != nil || !strings.EqualFold(base.Hostname(), telegramAPI) {
+		if u.Scheme == "http" {
+			log.Warn("telegram: telegram.webhook_url is http://: only a self-hosted Bot API server started with --local posts to it, and the updates and the webhook's secret token cross the network unencrypted")
+		}
+		return nil
+	}
+	if u.Scheme != "https" {
+		return errors.New("telegram: telegram.webhook_url is http://, and Telegram posts updates only to https: " +
+			"put shelldon's webhook behind a TLS-terminating proxy and give its https:// URL, or remove webhook_url to use long polling")
+	}
+	switch u.Port() {
+	case "", "443", "80", "88", "8443":
+	default:
+		return fmt.Errorf("telegram: telegram.webhook_url is on port %s, and Telegram posts updates only to ports 443, 80, 88 or 8443: "+
+			"give the URL of one of those (a proxy in front of shelldon), or remove webhook_url to use long polling", u.Port())
+	}
+	return nil
 }
 
 func validToken(t string) bool {

@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"html"
@@ -439,5 +440,45 @@ func TestErrorsAreRedacted(t *testing.T) {
 	err := c.call(context.Background(), "getMe", struct{}{}, nil, time.Second)
 	if err == nil || strings.Contains(err.Error(), testToken) || !strings.Contains(err.Error(), "/bot<token>/getMe") {
 		t.Errorf("error = %v", err)
+	}
+}
+
+// TestNewWebhookURL: Telegram posts updates only to https, on ports 443,
+// 80, 88 and 8443; New refuses any other webhook URL, naming the fix,
+// rather than have setWebhook fail at every retry. A self-hosted Bot API
+// server (api_base elsewhere) may post to http: allowed, with a warning.
+func TestNewWebhookURL(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, base, url string
+		refused, warned string // "" for none: a word the error (the log) must hold
+	}{
+		{"https", "", "https://bot.example.org/telegram/webhook", "", ""},
+		{"https on 8443", "", "https://bot.example.org:8443/telegram/webhook", "", ""},
+		{"http", "", "http://bot.example.org/telegram/webhook", "https", ""},
+		{"http to Telegram named", "https://api.telegram.org/", "http://bot.example.org/telegram/webhook", "https", ""},
+		{"another port", "", "https://bot.example.org:8080/telegram/webhook", "8443", ""},
+		{"not a URL", "", "bot.example.org/telegram/webhook", "https", ""},
+		{"another scheme", "", "ftp://bot.example.org/", "https", ""},
+		{"http to a self-hosted server", "http://127.0.0.1:8081", "http://127.0.0.1:8080/telegram/webhook", "", "unencrypted"},
+		{"https to a self-hosted server", "http://127.0.0.1:8081", "https://bot.example.org:9443/telegram/webhook", "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			_, err := New(Options{Token: testToken, Core: newFakeCore(), APIBase: c.base,
+				Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
+				Webhook: &WebhookOptions{URL: c.url, SecretToken: "abc"}})
+			switch {
+			case c.refused == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.refused != "" && err == nil:
+				t.Errorf("accepted; want an error about %s", c.refused)
+			case c.refused != "" && (!strings.Contains(err.Error(), c.refused) || !strings.Contains(err.Error(), "webhook_url")):
+				t.Errorf("error %q does not name webhook_url and %s", err, c.refused)
+			}
+			if got := logs.String(); c.warned == "" && got != "" || !strings.Contains(got, c.warned) {
+				t.Errorf("logged %q; want a warning about %q", got, c.warned)
+			}
+		})
 	}
 }
