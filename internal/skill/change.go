@@ -12,32 +12,59 @@ import (
 	"strings"
 )
 
-// compose validates the parts of a skill one by one, so an error points at
-// the part the caller gave, and returns the skill as Parse reads it back.
-func compose(base Skill) (Skill, []byte, error) {
+// compose merges the parts a caller gives into base and returns the
+// SKILL.md it makes; an empty part keeps base's, unless create. A part
+// given is checked by the rules of what the library writes, tighter than
+// what it reads since the owner reads a draft whole before approving it:
+// the description on one line, the body at most MaxDraftBody bytes, and a
+// new skill needs both. Errors point at the part given. The SKILL.md must
+// parse within the library's limits.
+func (l *Library) compose(base Skill, create bool, description, body string) ([]byte, error) {
 	if err := ValidName(base.Name); err != nil {
-		return Skill{}, nil, err
+		return nil, err
 	}
-	base.Description = strings.TrimSpace(base.Description)
-	if base.Description == "" {
-		return Skill{}, nil, errors.New("the description is empty; say in one line what the skill is for and when to use it")
+	if create || description != "" {
+		d := strings.TrimSpace(description)
+		if d == "" {
+			return nil, errors.New("the description is empty; say in one line what the skill does and when to use it")
+		}
+		if err := checkText(d, 0); err != nil {
+			return nil, fmt.Errorf("description: %w", err)
+		}
+		if err := oneLine(d, "the description"); err != nil {
+			return nil, err
+		}
+		if err := chars(d, "the description", MaxDescription); err != nil {
+			return nil, err
+		}
+		base.Description = d
 	}
-	if err := checkText(base.Description, 0); err != nil {
-		return Skill{}, nil, fmt.Errorf("description: %w", err)
-	}
-	if err := oneLine(base.Description, "the description", 0, MaxDescription); err != nil {
-		return Skill{}, nil, errors.New(strings.TrimPrefix(err.Error(), "line 0: "))
-	}
-	base.Body = normalizeBody(strings.ReplaceAll(base.Body, "\r\n", "\n"))
-	if err := checkText(base.Body, 1); err != nil {
-		return Skill{}, nil, fmt.Errorf("body %w", err)
+	if create || body != "" {
+		b := normalizeBody(strings.ReplaceAll(body, "\r\n", "\n"))
+		if b == "" {
+			return nil, errors.New("the body is empty; write the skill's instructions")
+		}
+		if err := checkText(b, 1); err != nil {
+			return nil, fmt.Errorf("body %w", err)
+		}
+		if len(b) > MaxDraftBody {
+			return nil, fmt.Errorf("the body is %s bytes; a body written through shelldon is at most %s (%s), "+
+				"since the owner reads it whole before approving it (%s recommends under 5,000 tokens and 500 lines): "+
+				"keep the playbook short", count(len(b)), count(MaxDraftBody), size(MaxDraftBody), spec)
+		}
+		base.Body = b
 	}
 	data := Format(base)
-	s, err := Parse(data)
-	if err != nil {
-		return Skill{}, nil, err
+	if _, _, err := parse(data, l.lim); err != nil {
+		return nil, err
 	}
-	return s, data, nil
+	return data, nil
+}
+
+// parse parses data within the library's limits.
+func (l *Library) parse(data []byte) (Skill, error) {
+	s, _, err := parse(data, l.lim)
+	return s, err
 }
 
 // Create writes a new skill of the owner's at once: the owner's own
@@ -107,7 +134,7 @@ func (l *Library) Rollback(name string) (Skill, error) {
 		return Skill{}, err
 	}
 	defer r.Close()
-	old, err := readOwner(r, name)
+	old, err := readOwner(r, name, l.lim.skill())
 	if errors.Is(err, errAbsent) {
 		if _, ok := l.bundled[name]; ok {
 			return Skill{}, fmt.Errorf("skill %q: %w: the bundled version is the only one", name, ErrNoVersion)
@@ -130,11 +157,11 @@ func (l *Library) Rollback(name string) (Skill, error) {
 	}
 	prevDir := filepath.Join(versionsDir, name, strconv.Itoa(prev))
 	prevFile := filepath.Join(prevDir, skillFile)
-	data, err := readFileNoLink(r, prevFile, MaxDocument)
+	data, err := readFileNoLink(r, prevFile, l.lim.skill())
 	if err != nil {
 		return Skill{}, fmt.Errorf("skill %q: version %d: %w", name, prev, err)
 	}
-	if s, err := Parse(data); err != nil {
+	if s, err := l.parse(data); err != nil {
 		return Skill{}, fmt.Errorf("skill %q: version %d does not parse: %w", name, prev, err)
 	} else if s.Name != name {
 		return Skill{}, fmt.Errorf("skill %q: version %d is named %q", name, prev, s.Name)
@@ -261,16 +288,16 @@ func placeFolder(r *os.Root, name string, data []byte, names []string, contents 
 	return nil
 }
 
-// readFiles reads the listed files of a bundled skill.
-func readFiles(fsys fs.FS, name string, names []string) ([][]byte, error) {
+// readFiles reads the listed files of a bundled skill, each within lim.
+func readFiles(fsys fs.FS, name string, names []string, lim sizeLimit) ([][]byte, error) {
 	out := make([][]byte, len(names))
 	for i, n := range names {
 		data, err := fs.ReadFile(fsys, path.Join(name, n))
 		if err != nil {
 			return nil, err
 		}
-		if len(data) > MaxFileSize {
-			return nil, fmt.Errorf("%s: larger than %d bytes", n, MaxFileSize)
+		if int64(len(data)) > lim.max {
+			return nil, lim.over(n, int64(len(data)))
 		}
 		out[i] = data
 	}

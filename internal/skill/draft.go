@@ -62,31 +62,25 @@ func (l *Library) stage(r *os.Root, create bool, name, description, body string)
 	case create && live != nil:
 		return Draft{}, fmt.Errorf("skill %q: %w; update it instead", name, ErrExists)
 	case create:
-		base = Skill{Name: name, Description: description, Body: body}
+		base = Skill{Name: name}
 	default:
 		if description == "" && body == "" {
 			return Draft{}, fmt.Errorf("skill %q: nothing to change: give a description, a body or both", name)
 		}
 		from := live
 		if from == nil && !l.ownerFolder(r, name) {
-			if from, err = readDraft(r, name); err != nil {
+			if from, err = readDraft(r, name, l.lim.skill()); err != nil {
 				return Draft{}, fmt.Errorf("skill %q: %w; create it instead", name, ErrNotFound)
 			}
 		}
-		if cur, err := Parse(from); from != nil && err == nil {
+		if cur, err := l.parse(from); from != nil && err == nil {
 			base = cur
 		} else if isBundled {
 			base = l.bundled[name].clone() // the owner's copy is broken: start again from the bundled one
 		}
 		base.Name = name
-		if description != "" {
-			base.Description = description
-		}
-		if body != "" {
-			base.Body = body
-		}
 	}
-	if _, d.Data, err = compose(base); err != nil {
+	if d.Data, err = l.compose(base, create, description, body); err != nil {
 		return Draft{}, fmt.Errorf("skill %q: %w", name, err)
 	}
 	if live != nil && string(live) == string(d.Data) {
@@ -113,7 +107,7 @@ func (l *Library) liveData(r *os.Root, name string) ([]byte, error) {
 	} else if err == nil && !fi.IsDir() {
 		return nil, fmt.Errorf("skill %q: not a folder; move it away", name)
 	}
-	data, err := readOwner(r, name)
+	data, err := readOwner(r, name, l.lim.skill())
 	switch {
 	case err == nil:
 		return data, nil
@@ -145,13 +139,14 @@ func bareFolder(r *os.Root, name string) bool {
 	return err == nil && fi.IsDir() && fileMissing(r, name)
 }
 
-// readDraft reads the draft of name; ErrNoDraft when there is none.
-func readDraft(r *os.Root, name string) ([]byte, error) {
+// readDraft reads the draft of name within lim; ErrNoDraft when there is
+// none.
+func readDraft(r *os.Root, name string, lim sizeLimit) ([]byte, error) {
 	p := filepath.Join(stagedDir, name, skillFile)
 	if _, err := r.Lstat(p); errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrNoDraft
 	}
-	data, err := readFileNoLink(r, p, MaxDocument)
+	data, err := readFileNoLink(r, p, lim)
 	if err != nil {
 		return nil, fmt.Errorf("draft: %w", err)
 	}
@@ -187,7 +182,7 @@ func (l *Library) Drafts() []string {
 // Drafted returns the waiting draft of name.
 func (l *Library) Drafted(name string) (Draft, error) {
 	return withRoot(l, name, func(r *os.Root) (Draft, error) {
-		data, err := readDraft(r, name)
+		data, err := readDraft(r, name, l.lim.skill())
 		if err != nil {
 			return Draft{}, fmt.Errorf("skill %q: %w", name, err)
 		}
@@ -209,17 +204,17 @@ func (l *Library) Promote(name, hash string) (Skill, error) {
 
 // promote is Promote with the lock held.
 func (l *Library) promote(r *os.Root, name, hash string) (Skill, error) {
-	data, err := readDraft(r, name)
+	data, err := readDraft(r, name, l.lim.skill())
 	if err != nil {
 		return Skill{}, fmt.Errorf("skill %q: %w", name, err)
 	}
 	if hashOf(data) != hash {
 		return Skill{}, fmt.Errorf("skill %q: %w", name, ErrDraftChanged)
 	}
-	if s, err := Parse(data); err != nil || s.Name != name {
+	if s, err := l.parse(data); err != nil || s.Name != name {
 		return Skill{}, fmt.Errorf("skill %q: the draft does not parse as that skill (%v)", name, err)
 	}
-	old, err := readOwner(r, name)
+	old, err := readOwner(r, name, l.lim.skill())
 	switch {
 	case err != nil && bareFolder(r, name):
 		// A folder without SKILL.md: the draft fills it.
@@ -242,7 +237,7 @@ func (l *Library) promote(r *os.Root, name, hash string) (Skill, error) {
 		var files [][]byte
 		if b, ok := l.bundled[name]; ok {
 			names = b.Files
-			if files, err = readFiles(l.bfs, name, names); err != nil {
+			if files, err = readFiles(l.bfs, name, names, l.lim.file()); err != nil {
 				return Skill{}, fmt.Errorf("skill %q: copy the bundled files: %w", name, err)
 			}
 		}
@@ -289,7 +284,7 @@ func (l *Library) InUse(name, hash string) bool {
 		return false
 	}
 	defer r.Close()
-	data, err := readOwner(r, name)
+	data, err := readOwner(r, name, l.lim.skill())
 	return err == nil && hashOf(data) == hash
 }
 
@@ -299,7 +294,7 @@ func (l *Library) InUse(name, hash string) bool {
 // .removed as Remove does (a bundled skill of that name is offered again).
 func (l *Library) Withhold(name string) (Draft, error) {
 	return withRoot(l, name, func(r *os.Root) (Draft, error) {
-		data, err := readOwner(r, name)
+		data, err := readOwner(r, name, l.lim.skill())
 		if errors.Is(err, errAbsent) {
 			return Draft{}, fmt.Errorf("skill %q: %w", name, ErrNotFound)
 		} else if err != nil {

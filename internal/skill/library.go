@@ -29,6 +29,7 @@ type Library struct {
 	dir     string
 	bundled map[string]Skill // parsed at Open; never changed
 	bfs     fs.FS
+	lim     Limits
 	now     func() time.Time
 
 	mu sync.Mutex
@@ -36,13 +37,19 @@ type Library struct {
 
 // Open opens the owner's skills directory dir, creating it (0700) if
 // needed, and reads the bundled skills from bundled (folders at its root;
-// nil for none). A bundled skill that does not parse is an error: it is
-// shelldon's own.
+// nil for none), with the default Limits. A bundled skill that does not
+// parse is an error: it is shelldon's own.
 func Open(dir string, bundled fs.FS) (*Library, error) {
+	return OpenWith(dir, bundled, Limits{})
+}
+
+// OpenWith is Open with the resource limits lim (a zero field takes its
+// default), which the app sets from its configuration.
+func OpenWith(dir string, bundled fs.FS, lim Limits) (*Library, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("skill: open %s: %w", dir, err)
 	}
-	l := &Library{dir: dir, bundled: map[string]Skill{}, bfs: bundled, now: time.Now}
+	l := &Library{dir: dir, bundled: map[string]Skill{}, bfs: bundled, lim: lim.withDefaults(), now: time.Now}
 	if bundled == nil {
 		return l, nil
 	}
@@ -54,7 +61,7 @@ func Open(dir string, bundled fs.FS) (*Library, error) {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		s, err := loadBundled(bundled, e.Name())
+		s, err := loadBundled(bundled, e.Name(), l.lim)
 		if err != nil {
 			return nil, fmt.Errorf("skill: bundled skill %w", err)
 		}
@@ -63,7 +70,10 @@ func Open(dir string, bundled fs.FS) (*Library, error) {
 	return l, nil
 }
 
-func loadBundled(fsys fs.FS, name string) (Skill, error) {
+// Limits returns the library's resource limits, defaults filled in.
+func (l *Library) Limits() Limits { return l.lim }
+
+func loadBundled(fsys fs.FS, name string, lim Limits) (Skill, error) {
 	if err := ValidName(name); err != nil {
 		return Skill{}, fmt.Errorf("folder %q: %w", name, err)
 	}
@@ -71,20 +81,21 @@ func loadBundled(fsys fs.FS, name string) (Skill, error) {
 	if err != nil {
 		return Skill{}, fmt.Errorf("%s: %w", name, err)
 	}
-	s, p, err := parse(data)
+	s, p, err := parse(data, lim)
 	if err != nil {
 		return Skill{}, fmt.Errorf("%s/%s: %w", name, skillFile, err)
 	}
 	if s.Name != name {
 		return Skill{}, mismatch(name, s.Name, p.nameLine)
 	}
-	s.Files, _ = listFiles(fsys, name)
+	s.Files, _ = listFiles(fsys, name, lim.file())
 	s.Source = SourceBundled
 	return s, nil
 }
 
 func mismatch(folder, name string, line int) error {
-	return fmt.Errorf("%s/%s: line %d: name %q does not match the folder name %q", folder, skillFile, line, name, folder)
+	return fmt.Errorf("%s/%s: line %d: name %q does not match its folder %q; %s requires the name to match the folder",
+		folder, skillFile, line, name, folder, spec)
 }
 
 // root opens the skills directory; every path below is resolved in it, so
@@ -100,9 +111,10 @@ func (l *Library) root() (*os.Root, error) {
 // errAbsent says the owner has no folder of that name.
 var errAbsent = errors.New("absent")
 
-// readOwner reads the owner's SKILL.md of name without following a link.
-// It returns errAbsent when there is no such folder.
-func readOwner(r *os.Root, name string) ([]byte, error) {
+// readOwner reads the owner's SKILL.md of name, of at most lim bytes,
+// without following a link. It returns errAbsent when there is no such
+// folder.
+func readOwner(r *os.Root, name string, lim sizeLimit) ([]byte, error) {
 	fi, err := r.Lstat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -114,12 +126,12 @@ func readOwner(r *os.Root, name string) ([]byte, error) {
 	case !fi.IsDir():
 		return nil, errAbsent
 	}
-	return readFileNoLink(r, filepath.Join(name, skillFile), MaxDocument)
+	return readFileNoLink(r, filepath.Join(name, skillFile), lim)
 }
 
-// readFileNoLink reads a regular file of at most max bytes in r, refusing a
-// symbolic link, and checks that what it opened is what it inspected.
-func readFileNoLink(r *os.Root, p string, max int64) ([]byte, error) {
+// readFileNoLink reads a regular file within lim in r, refusing a symbolic
+// link, and checks that what it opened is what it inspected.
+func readFileNoLink(r *os.Root, p string, lim sizeLimit) ([]byte, error) {
 	shown := filepath.ToSlash(p)
 	fi, err := r.Lstat(p)
 	switch {
@@ -131,8 +143,8 @@ func readFileNoLink(r *os.Root, p string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: a symbolic link; never followed: skipped", shown)
 	case !fi.Mode().IsRegular():
 		return nil, fmt.Errorf("%s: not a regular file", shown)
-	case fi.Size() > max:
-		return nil, fmt.Errorf("%s: %d bytes; the limit is %d", shown, fi.Size(), max)
+	case fi.Size() > lim.max:
+		return nil, lim.over(shown, fi.Size())
 	}
 	f, err := r.Open(p)
 	if err != nil {
@@ -142,12 +154,12 @@ func readFileNoLink(r *os.Root, p string, max int64) ([]byte, error) {
 	if st, err := f.Stat(); err != nil || !os.SameFile(fi, st) {
 		return nil, fmt.Errorf("%s: changed while it was read", shown)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	data, err := io.ReadAll(io.LimitReader(f, lim.max+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", shown, err)
 	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s: more than %d bytes", shown, max)
+	if int64(len(data)) > lim.max {
+		return nil, fmt.Errorf("%s grew past the limit (%s) of %s while it was read", shown, lim.key, size(lim.max))
 	}
 	return data, nil
 }
@@ -155,27 +167,27 @@ func readFileNoLink(r *os.Root, p string, max int64) ([]byte, error) {
 // loadOwner loads the owner's skill name. notes are things skipped beside
 // it; err is errAbsent when the owner has no such folder.
 func (l *Library) loadOwner(r *os.Root, name string) (s Skill, notes []error, err error) {
-	data, err := readOwner(r, name)
+	data, err := readOwner(r, name, l.lim.skill())
 	if err != nil {
 		return Skill{}, nil, err
 	}
-	s, p, err := parse(data)
+	s, p, err := parse(data, l.lim)
 	if err != nil {
 		return Skill{}, nil, fmt.Errorf("%s/%s: %w", name, skillFile, err)
 	}
 	if s.Name != name {
 		return Skill{}, nil, mismatch(name, s.Name, p.nameLine)
 	}
-	s.Files, notes = listFiles(r.FS(), name)
+	s.Files, notes = listFiles(r.FS(), name, l.lim.file())
 	s.Source = SourceOwner
 	s.Version = current(versions(r, name))
 	return s, notes, nil
 }
 
-// listFiles lists the files beside SKILL.md in dir: regular files of at
-// most MaxFileSize, at most MaxFiles of them, hidden names, links and
-// anything else skipped (and noted).
-func listFiles(fsys fs.FS, dir string) (files []string, notes []error) {
+// listFiles lists the files beside SKILL.md in dir: regular files within
+// lim, at most MaxFiles of them, hidden names, links and anything else
+// skipped (and noted).
+func listFiles(fsys fs.FS, dir string, lim sizeLimit) (files []string, notes []error) {
 	_ = fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if p == dir {
 			return err // an unreadable skill folder stops the walk
@@ -206,8 +218,13 @@ func listFiles(fsys fs.FS, dir string) (files []string, notes []error) {
 			note("not a regular file; not listed")
 			return nil
 		}
-		if info, err := d.Info(); err != nil || info.Size() > MaxFileSize {
-			note(fmt.Sprintf("larger than %d bytes; not listed", MaxFileSize))
+		info, err := d.Info()
+		if err != nil {
+			note(err.Error() + "; not listed")
+			return nil
+		}
+		if info.Size() > lim.max {
+			notes = append(notes, fmt.Errorf("%w: not listed", lim.over(dir+"/"+rel, info.Size())))
 			return nil
 		}
 		if len(files) == MaxFiles {
@@ -374,7 +391,7 @@ const MaxCatalogDescription = 200
 // catalogLine is one skill in the catalog: its name, then its description
 // as a quoted string (data, not instructions), capped.
 func catalogLine(s Skill) string {
-	d := []rune(oneLineText(s.Description))
+	d := []rune(s.DescriptionLine())
 	desc := string(d)
 	if len(d) > MaxCatalogDescription {
 		desc = string(d[:MaxCatalogDescription-1]) + "…"

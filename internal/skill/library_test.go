@@ -147,7 +147,8 @@ func TestCreate(t *testing.T) {
 		{"bidi in description", "x", "a\u202eb", "b", "description: the bidirectional control", nil},
 		{"empty body", "x", "d", "\n \n", "body is empty", nil},
 		{"bidi in body", "x", "d", "ok\nsafe\u2066x", "body line 2:5: the bidirectional control", nil},
-		{"oversize body", "x", "d", strings.Repeat("a", MaxBody+1), "16385 bytes", nil},
+		{"oversize body", "x", "d", strings.Repeat("a", MaxDraftBody+1), "the body is 16,385 bytes; a body written through shelldon is at most 16,384 (16 KiB)", nil},
+		{"uppercase name", "My_Skill", "d", "b", "name \"My_Skill\" may contain only lowercase letters, digits and hyphens", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -382,7 +383,7 @@ func TestUntrustedDir(t *testing.T) {
 	write(t, filepath.Join(dir, "good", "SKILL.md"), skillDoc("good", "fine", "b"))
 	symlink(filepath.Join(outside, "secret.txt"), filepath.Join(dir, "good", "secret.txt")) // a linked file beside
 	symlink(outside, filepath.Join(dir, "good", "more"))                                    // a linked folder beside
-	write(t, filepath.Join(dir, "good", "big.bin"), strings.Repeat("x", MaxFileSize+1))
+	write(t, filepath.Join(dir, "good", "big.bin"), strings.Repeat("x", DefaultMaxFileBytes+1))
 	for i := range MaxFiles + 5 {
 		write(t, filepath.Join(dir, "good", "x-refs", fmt.Sprintf("%02d.md", i)), "r")
 	}
@@ -412,9 +413,9 @@ func TestUntrustedDir(t *testing.T) {
 		"linked/SKILL.md: a symbolic link",
 		"good/secret.txt: a symbolic link; not listed",
 		"good/more: a symbolic link; not listed",
-		"good/big.bin: larger than 65536 bytes",
+		"good/big.bin is 1,048,577 bytes; the limit (skills.max_file_bytes) is 1,048,576 bytes: not listed",
 		"good: more than 20 files",
-		"named/SKILL.md: line 2: name \"other\" does not match the folder name \"named\"",
+		"named/SKILL.md: line 2: name \"other\" does not match its folder \"named\"; the Agent Skills specification requires the name to match the folder",
 		"\"Bad Name\": not a skill folder",
 		"empty/SKILL.md: missing",
 	} {

@@ -55,6 +55,53 @@ func TestParseValid(t *testing.T) {
 			want: Skill{Name: "hr", Description: "d", Body: "---\nabove\n---"},
 		},
 		{
+			name: "frontmatter only, no body (the specification's minimal example)",
+			doc:  "---\nname: bare\ndescription: Only a name and a description.\n---\n",
+			want: Skill{Name: "bare", Description: "Only a name and a description."},
+		},
+		{
+			name: "closing line without a line end",
+			doc:  "---\nname: bare\ndescription: d\n---",
+			want: Skill{Name: "bare", Description: "d"},
+		},
+		{
+			name: "literal description keeps its lines",
+			doc:  "---\nname: lit\ndescription: |\n  First line.\n  Second line.\n---\nb\n",
+			want: Skill{Name: "lit", Description: "First line.\nSecond line.", Body: "b"},
+		},
+		{
+			name: "folded description without the final line end",
+			doc:  "---\nname: fold\ndescription: >-\n  One\n  sentence.\n\n  Two.\n---\nb\n",
+			want: Skill{Name: "fold", Description: "One sentence.\nTwo.", Body: "b"},
+		},
+		{
+			name: "escaped line break in a quoted description",
+			doc:  "---\nname: esc\ndescription: \"one\\ntwo\"\n---\nb\n",
+			want: Skill{Name: "esc", Description: "one\ntwo", Body: "b"},
+		},
+		{
+			name: "byte-order mark",
+			doc:  "\ufeff---\nname: bom\ndescription: d\n---\nb\n",
+			want: Skill{Name: "bom", Description: "d", Body: "b"},
+		},
+		{
+			name: "description of 1,024 characters, body over 16 KiB",
+			doc:  "---\nname: long\ndescription: " + strings.Repeat("é", MaxDescription) + "\n---\n" + strings.Repeat("x\n", 20000),
+			want: Skill{Name: "long", Description: strings.Repeat("é", MaxDescription), Body: strings.TrimSuffix(strings.Repeat("x\n", 20000), "\n")},
+		},
+		{
+			name: "keys the specification does not define are kept",
+			doc: "---\nname: extra\ndescription: d\nuser-invocable: false\n# a comment\nhooks: {pre: [a, 'b'], n: 1}\n" +
+				"argument-hint: \"[file]\"\n---\nb\n",
+			want: Skill{Name: "extra", Description: "d", Body: "b",
+				Extra: "user-invocable: false\nhooks:\n  pre:\n    - a\n    - b\n  n: 1\nargument-hint: '[file]'\n"},
+		},
+		{
+			name: "allowed-tools as a list, compatibility of 500",
+			doc:  "---\nname: at\ndescription: d\ncompatibility: " + strings.Repeat("c", 500) + "\nallowed-tools:\n  - Bash(git:*)\n  - Read\n---\nb\n",
+			want: Skill{Name: "at", Description: "d", Compatibility: strings.Repeat("c", 500), AllowedTools: "Bash(git:*) Read", Body: "b"},
+		},
+		{
 			name: "number as name, empty metadata",
 			doc:  "---\nname: 42\ndescription: yes\nmetadata: {}\n---\nb\n",
 			want: Skill{Name: "42", Description: "yes", Body: "b"},
@@ -102,26 +149,29 @@ func TestParseInvalid(t *testing.T) {
 		{"double hyphen", doc("name: a--b\n"+ok, "b\n"), "name \"a--b\""},
 		{"leading hyphen", doc("name: -a\n"+ok, "b\n"), "name \"-a\""},
 		{"trailing hyphen", doc("name: a-\n"+ok, "b\n"), "name \"a-\""},
-		{"65 characters", doc("name: "+strings.Repeat("a", 65)+"\n"+ok, "b\n"), "use 1 to 64"},
+		{"65 characters", doc("name: "+strings.Repeat("a", 65)+"\n"+ok, "b\n"), "is 65 characters; the Agent Skills specification allows at most 64"},
 		{"dot dot slash", doc("name: ../x\n"+ok, "b\n"), "name \"../x\""},
 		{"slash", doc("name: a/b\n"+ok, "b\n"), "name \"a/b\""},
 		{"unicode name", doc("name: café\n"+ok, "b\n"), "name \"café\""},
 		{"name as a list", doc("name: [a]\n"+ok, "b\n"), "line 2: name must be text"},
-		{"unknown key", doc("name: a\n"+ok+"author: me\n", "b\n"), "line 4: unknown frontmatter key \"author\""},
 		{"duplicate key", doc("name: a\nname: b\n"+ok, "b\n"), "line 3: \"name\" is given twice"},
-		{"description with a newline", doc("name: a\ndescription: |\n  one\n  two\n", "b\n"), "line 3: the description must be one line"},
-		{"description with an escaped newline", doc("name: a\ndescription: \"one\\ntwo\"\n", "b\n"), "must be one line"},
-		{"description too long", doc("name: a\ndescription: "+strings.Repeat("é", 1025)+"\n", "b\n"), "1025 characters; the limit is 1024"},
-		{"empty body", doc("name: a\n"+ok, "\n  \n\n"), "line 5: the body is empty"},
-		{"oversize body", doc("name: a\n"+ok, strings.Repeat("x", MaxBody+1)), "the body is 16385 bytes"},
-		{"oversize document", doc("name: a\n"+ok, strings.Repeat("x\n", MaxDocument)), "the limit is 65536"},
+		{"description too long", doc("name: a\ndescription: "+strings.Repeat("é", 1025)+"\n", "b\n"),
+			"line 3: the description is 1,025 characters; the Agent Skills specification allows at most 1,024"},
+		{"compatibility too long", doc("name: a\n"+ok+"compatibility: "+strings.Repeat("x", 501)+"\n", "b\n"),
+			"line 4: compatibility is 501 characters; the Agent Skills specification allows at most 500"},
+		{"oversize document", doc("name: a\n"+ok, strings.Repeat("x\n", DefaultMaxSkillBytes)),
+			"SKILL.md is 512 KiB; the limit (skills.max_skill_bytes) is 256 KiB"},
+		{"oversize frontmatter", doc("name: a\n"+ok+"notes: "+strings.Repeat("x", MaxFrontmatter)+"\n", "b\n"),
+			"line 2: the frontmatter is 65,570 bytes; shelldon reads at most 65,536 bytes of it"},
 		{"bidi override in the body", doc("name: a\n"+ok, "ok\nsafe \u202eevil\n"), "line 6:6: the bidirectional control RIGHT-TO-LEFT OVERRIDE U+202E"},
 		{"zero-width in the name", doc("name: a\u200bb\n"+ok, "b\n"), "line 2:8: the zero-width character ZERO WIDTH SPACE U+200B"},
 		{"escaped bidi in a quoted value", doc("name: a\ndescription: \"x\\u202Ey\"\n", "b\n"), "line 3: description: the bidirectional control"},
 		{"escaped NUL in a quoted value", doc("name: a\ndescription: \"x\\0y\"\n", "b\n"), "the control character U+0000"},
 		{"control character", doc("name: a\n"+ok, "bell\a\n"), "line 5:5: the control character U+0007"},
 		{"lone carriage return", doc("name: a\n"+ok, "a\rb\n"), "the control character U+000D"},
-		{"byte-order mark", "\ufeff" + doc("name: a\n"+ok, "b\n"), "line 1:1: the zero-width character ZERO WIDTH NO-BREAK SPACE"},
+		{"byte-order mark twice", "\ufeff\ufeff" + doc("name: a\n"+ok, "b\n"), "line 1:1: the zero-width character ZERO WIDTH NO-BREAK SPACE"},
+		{"byte-order mark in the body", doc("name: a\n"+ok, "b\ufeff\n"), "line 5:2: the zero-width character ZERO WIDTH NO-BREAK SPACE"},
+		{"NUL byte", doc("name: a\n"+ok, "b\x00c\n"), "line 5:2: the control character U+0000"},
 		{"invalid UTF-8", doc("name: a\n"+ok, "b\xff\n"), "line 5:2: invalid UTF-8"},
 		{"run of variation selectors", doc("name: a\n"+ok, "☕\ufe0f\ufe0f\n"), "the variation selector"},
 		{"tag on a value", doc("name: a\n"+ok+"license: !!python/object:os.system [ls]\n", "b\n"), "line 4: license: YAML tags (!!python/object:os.system)"},
@@ -158,6 +208,7 @@ func TestFormatCanonical(t *testing.T) {
 		Name: "yes", Description: "a: b # c 'd' \"e\"\tf", License: "MIT", AllowedTools: "read_file",
 		Metadata: map[string]string{"b": "null", "a": "123", "---": "...", "k: v": ""},
 		Body:     "---\nline\n\n# head",
+		Extra:    "user-invocable: false\nhooks:\n  pre:\n    - a\n    - null\n  \"1\": '---'\n",
 	}
 	data := Format(s)
 	want := "---\nname: \"yes\"\n"
@@ -207,6 +258,21 @@ func TestValidName(t *testing.T) {
 			t.Errorf("ValidName(%q) accepted", n)
 		}
 	}
+	// Each rule of the specification is named.
+	for name, want := range map[string]string{
+		"":                       "the name is empty; the Agent Skills specification requires 1 to 64 characters",
+		strings.Repeat("é", 65):  "is 65 characters; the Agent Skills specification allows at most 64",
+		"My_Skill":               `name "My_Skill" may contain only lowercase letters, digits and hyphens (the Agent Skills specification: a-z, 0-9, -); 'M' is not one`,
+		"café":                   `'é' is not one`,
+		"-pdf":                   `name "-pdf" must not start or end with a hyphen (the Agent Skills specification)`,
+		"pdf-":                   `name "pdf-" must not start or end with a hyphen`,
+		"pdf--processing":        `name "pdf--processing" must not contain consecutive hyphens "--" (the Agent Skills specification)`,
+		strings.Repeat("x", 100): `name "` + strings.Repeat("x", 80) + `"... is 100 characters`,
+	} {
+		if err := ValidName(name); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ValidName(%q) = %v; want it to contain %q", name, err, want)
+		}
+	}
 }
 
 func FuzzParse(f *testing.F) {
@@ -220,6 +286,9 @@ func FuzzParse(f *testing.F) {
 		"---\nname: '0'\ndescription: \"a\\tb \\u00e9\"\ncompatibility: ~\nmetadata:\n  '<<': '---'\n  \"? x\": \"...\"\n---\n---\nb\n",
 		"---\nname: a\ndescription: !!str b\n---\nb\n",
 		"no frontmatter",
+		"\ufeff---\nname: a\ndescription: |\n  one\n  two\n---\n",
+		"---\nname: a\ndescription: >-\n  x\n\n  y\nother: {k: [1, 'two', {m: ~}], t: true}\nz: |\n  lit\n---",
+		"---\r\nname: a\r\ndescription: d\r\nhooks:\r\n  - \"0x10\"\r\n  - '2001-12-14'\r\n---\r\n",
 	} {
 		f.Add([]byte(seed))
 	}

@@ -17,12 +17,14 @@ func checkText(s string, firstLine int) error {
 	prev := rune(0)
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		where := ""
-		if firstLine > 0 {
-			where = fmt.Sprintf("line %d:%d: ", line, col)
+		where := func() string {
+			if firstLine > 0 {
+				return fmt.Sprintf("line %d:%d: ", line, col)
+			}
+			return ""
 		}
 		if r == utf8.RuneError && size == 1 {
-			return fmt.Errorf("%sinvalid UTF-8 (byte 0x%02x); a skill must be UTF-8 text", where, s[i])
+			return fmt.Errorf("%sinvalid UTF-8 (byte 0x%02x); a skill must be UTF-8 text", where(), s[i])
 		}
 		what := hiddenChar(r)
 		if what == "" && hidden.IsVariationSelector(r) && (prev < 0x80 || hidden.IsVariationSelector(prev) || r > 0xFE0F) {
@@ -31,7 +33,7 @@ func checkText(s string, firstLine int) error {
 			what = "the variation selector"
 		}
 		if what != "" {
-			return fmt.Errorf("%s%s U+%04X is not allowed in a skill; delete it", where, what, r)
+			return fmt.Errorf("%s%s U+%04X is not allowed in a skill; delete it", where(), what, r)
 		}
 		prev = r
 		if r == '\n' {
