@@ -342,7 +342,7 @@ func TestApprovalsCommand(t *testing.T) {
 	srv := brokertest.NewServer(t, "openai", riskyScript("write_file", `{"path":"cli.txt","content":"from the cli"}`))
 	h := home(t, "openai", srv.BaseURL(), "")
 	stdout, stderr, code := run(t, h, "", "chat", "-m", "write it")
-	if code != 1 || !strings.Contains(stderr, "shelldon approvals approve ") {
+	if code != 4 || !strings.Contains(stderr, "shelldon approvals approve ") {
 		t.Fatalf("parked chat -m: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	stdout, _, code = run(t, h, "", "approvals", "list")

@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -22,9 +20,6 @@ import (
 	"github.com/shelldon/shelldon/internal/inert"
 	"github.com/shelldon/shelldon/internal/transport/cli"
 )
-
-// Version is set at build time with -ldflags "-X .../internal/app.Version=v1.2.3".
-var Version = "dev"
 
 // Exit statuses.
 const (
@@ -66,14 +61,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []st
 		env.toolsCmd(),
 		env.configCmd(),
 		env.skillsCmd(),
-		&cobra.Command{
-			Use:   "version",
-			Short: "Print the version",
-			Args:  cobra.NoArgs,
-			Run: func(cmd *cobra.Command, _ []string) {
-				fmt.Fprintf(stdout, "shelldon %s (%s, %s/%s)\n", versionString(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			},
-		},
+		versionCmd(stdout),
 	)
 	err := root.Execute()
 	if err == nil {
@@ -118,20 +106,6 @@ func isUsage(err error) bool {
 	return false
 }
 
-func versionString() string {
-	if Version != "dev" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				return "dev-" + s.Value[:12]
-			}
-		}
-	}
-	return Version
-}
-
 // cmdEnv is what every subcommand gets from Main.
 type cmdEnv struct {
 	home    func() (string, error)
@@ -155,7 +129,16 @@ func (e cmdEnv) chatCmd() *cobra.Command {
 		Use:   "chat",
 		Short: "Chat with shelldon in the terminal",
 		Long: "Chat with shelldon in the terminal: line editing and history, tool calls shown as they\n" +
-			"happen; Ctrl-C cancels the running turn, Ctrl-D quits. With -m, answer one message and exit.",
+			"happen; Ctrl-C cancels the running turn, Ctrl-D quits. It continues the conversation\n" +
+			"\"" + cli.DefaultChat + "\" unless --chat names another.\n\n" +
+			"With -m, answer one message and exit, for scripts: each run is a new conversation of its\n" +
+			"own (no history shared with the interactive chat or another run) unless --chat names one.\n" +
+			"The reply is on standard output, tool calls and errors on standard error. Exit status:\n" +
+			"  0  the model answered\n" +
+			"  1  the turn failed (the provider, or inside shelldon); the reason on stderr, nothing on stdout\n" +
+			"  2  bad usage, a bad config, or a message that cannot start a turn (empty, too long)\n" +
+			"  3  the turn stopped short (tool ceiling, time budget, Ctrl-C); stdout has what it had\n" +
+			"  4  the turn waits for your decision on a request; stderr says how to decide",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Only errors reach the terminal: a failed model call already
@@ -171,23 +154,20 @@ func (e cmdEnv) chatCmd() *cobra.Command {
 			setMemoryLimit(e.environ, a.Log)
 			term := &cli.Terminal{
 				Chat: a.Core, Decider: a.Core, ChatName: chat, In: e.stdin, Out: e.stdout, Err: e.stderr,
-				HistoryFile: a.Config.Path(historyFile),
+				HistoryFile: a.Config.Path(historyFile), Now: timeNow,
 			}
 			if cmd.Flags().Changed("message") {
-				out, err := term.Once(cmd.Context(), message)
-				if err != nil {
-					return err
-				}
-				if out.Stopped != "" {
-					return exitError{code: exitFail}
+				// Once has said what went wrong; the status tells a script.
+				if code, _ := term.Once(cmd.Context(), message); code != cli.ExitAnswered {
+					return exitError{code: code}
 				}
 				return nil
 			}
 			return term.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().StringVarP(&message, "message", "m", "", "send one message, print the reply and exit")
-	cmd.Flags().StringVar(&chat, "chat", "terminal", "the conversation to continue")
+	cmd.Flags().StringVarP(&message, "message", "m", "", "send one message, print the reply and exit (a new conversation each run)")
+	cmd.Flags().StringVar(&chat, "chat", "", "the conversation (default \""+cli.DefaultChat+"\" for the interactive chat, a new one for each -m)")
 	return cmd
 }
 
@@ -227,8 +207,13 @@ func (e cmdEnv) auditCmd() *cobra.Command {
 	var chat, tool string
 	cmd := &cobra.Command{
 		Use:   "audit",
-		Short: "Show the audit trail of tool calls, newest first",
-		Args:  cobra.NoArgs,
+		Short: "Show the audit trail of tool calls and requests, newest first",
+		Long: "Show the audit trail, newest first. KIND is what a row records: tool_call (a tool ran;\n" +
+			"OK is its result), tool_refused (a guard refused a RISKY call before asking you),\n" +
+			"approval_requested|approved|denied|expired|executed (a request for you and each step\n" +
+			"of it: a request filed is OK, its denial is not), and the changes of self-coded tools\n" +
+			"(tool_*) and skills (skill_*).",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a, err := e.open(cmd.Context(), ForReading, slog.LevelWarn)
 			if err != nil {
@@ -240,12 +225,14 @@ func (e cmdEnv) auditCmd() *cobra.Command {
 				return err
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tTIME\tCHAT\tTURN\tTOOL\tOK\tDURATION\tARGS\tRESULT")
+			// KIND says what a row records, so OK reads against it: the
+			// row of a request filed is OK beside the row of its denial.
+			fmt.Fprintln(tw, "ID\tTIME\tCHAT\tTURN\tKIND\tTOOL\tOK\tDURATION\tARGS\tRESULT")
 			// Every field is one cell of one line: a tool name the model
 			// made up is quoted and escaped, never printed raw.
 			for _, en := range entries {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%v\t%s\t%s\t%s\n", en.ID, en.At.Local().Format(time.DateTime), inert.Name(en.Chat), en.Turn,
-					inert.Name(en.Tool), en.OK, en.Duration.Round(time.Millisecond), inert.Short(en.Args, 60), inert.Short(en.Summary, 60))
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%v\t%s\t%s\t%s\n", en.ID, en.At.Local().Format(time.DateTime), inert.Name(en.Chat), en.Turn,
+					inert.Name(en.Kind), inert.Name(en.Tool), en.OK, en.Duration.Round(time.Millisecond), inert.Short(en.Args, 60), inert.Short(en.Summary, 60))
 			}
 			if err := tw.Flush(); err != nil {
 				return err

@@ -8,6 +8,8 @@ package cli
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -36,8 +38,11 @@ type Decider interface {
 
 // Terminal is a chat in a terminal.
 type Terminal struct {
-	Chat        Chatter
-	Decider     Decider // nil: requests are only shown, to decide elsewhere
+	Chat    Chatter
+	Decider Decider // nil: requests are only shown, to decide elsewhere
+	// ChatName is the conversation. "" is DefaultChat for the interactive
+	// chat (Run), and a new conversation for each one-shot message (Once),
+	// so a script shares no history with the owner's chat or another run.
 	ChatName    string
 	In          io.Reader
 	Out         io.Writer // replies and, when interactive, tool calls
@@ -45,28 +50,86 @@ type Terminal struct {
 	HistoryFile string    // line history; "" keeps none
 	// Interrupts delivers Ctrl-C; nil means os.Interrupt via signal.Notify.
 	Interrupts <-chan os.Signal
+	// Now names a one-shot conversation; nil is time.Now.
+	Now func() time.Time
 }
 
-// Once sends one message, prints the reply on Out and returns. Tool calls
-// are shown on Err so that Out holds only the reply, for scripts.
-func (t *Terminal) Once(ctx context.Context, text string) (core.Outcome, error) {
+// DefaultChat is the conversation of the interactive chat.
+const DefaultChat = "terminal"
+
+// Exit statuses of a one-shot message (Once), for scripts. 2 is also the
+// command line's own: bad usage or a bad config.
+const (
+	ExitAnswered = 0 // the model answered; the reply is on Out
+	ExitFailed   = 1 // the turn failed (the provider, or inside shelldon); the reason is on Err, nothing on Out
+	ExitBadInput = 2 // the message cannot start a turn (empty, too long)
+	ExitStopped  = 3 // the turn stopped short (tool ceiling, time budget, Ctrl-C); Out has what it had
+	ExitApproval = 4 // the turn waits for the owner's decision on a request; Out has the request, Err how to decide
+)
+
+// Once sends one message and returns the exit status (Exit*) with the
+// turn's outcome. The reply goes to Out; tool calls and errors go to Err,
+// so that Out holds only the reply, for scripts: a turn that failed writes
+// nothing on Out.
+func (t *Terminal) Once(ctx context.Context, text string) (int, core.Outcome) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
 	show := &display{w: t.Err}
-	out, err := t.Chat.Send(ctx, t.name(), text, core.Events{Tool: show.tool})
-	if out.Reply != "" {
+	chat := t.ChatName
+	if chat == "" {
+		chat = t.onceChat()
+	}
+	out, err := t.Chat.Send(ctx, chat, text, core.Events{Tool: show.tool})
+	code := onceStatus(out, err)
+	switch {
+	case code == ExitFailed || code == ExitBadInput:
+		// The reply of a failed turn says why; an error before any turn
+		// has only itself.
+		msg := out.Reply
+		if msg == "" && err != nil {
+			msg = err.Error()
+		}
+		fmt.Fprintf(t.Err, "error: %s\n", inert.Text(msg))
+	case out.Reply != "":
 		fmt.Fprintln(t.Out, inert.Text(out.Reply))
 	}
 	for _, a := range out.Approvals {
 		id := inert.Name(a.ID)
 		fmt.Fprintf(t.Err, "Decide with: shelldon approvals approve %s   (or deny %s)\n", id, id)
 	}
-	return out, err
+	return code, out
+}
+
+// onceStatus is the exit status of a one-shot message.
+func onceStatus(out core.Outcome, err error) int {
+	switch {
+	case errors.Is(err, core.ErrBadInput):
+		return ExitBadInput
+	case err != nil || out.Stopped == contracts.StopError:
+		return ExitFailed
+	case out.Stopped == contracts.StopApproval:
+		return ExitApproval
+	case out.Stopped != "":
+		return ExitStopped
+	}
+	return ExitAnswered
+}
+
+// onceChat names a new conversation: "once-", the time in UTC and 32
+// random bits, e.g. once-20260102-150405-9f3a61c2.
+func (t *Terminal) onceChat() string {
+	now := time.Now
+	if t.Now != nil {
+		now = t.Now
+	}
+	var b [4]byte
+	rand.Read(b[:])
+	return "once-" + now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
 func (t *Terminal) name() string {
 	if t.ChatName == "" {
-		return "terminal"
+		return DefaultChat
 	}
 	return t.ChatName
 }
@@ -198,14 +261,26 @@ func (t *Terminal) input() (func(prompt string) (string, error), func()) {
 	}, func() {}
 }
 
-// IsTerminal reports whether r is a terminal.
+// IsTerminal reports whether r is a terminal: an *os.File whose
+// descriptor has terminal attributes. /dev/null, a pipe, a file or a
+// closed descriptor is not one (a character device need not be a
+// terminal), so a command whose input is redirected reads it as lines.
 func IsTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
-	if !ok {
+	if !ok || f == nil {
 		return false
 	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	// Through the raw connection, not Fd, which would put the descriptor
+	// in blocking mode.
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	term := false
+	if err := rc.Control(func(fd uintptr) { term = isTerminal(fd) }); err != nil {
+		return false
+	}
+	return term
 }
 
 // display prints a turn as it happens: streamed text and tool calls.

@@ -111,8 +111,8 @@ func TestOnceSeparatesReplyAndToolCalls(t *testing.T) {
 	t.Parallel()
 	var out, errw bytes.Buffer
 	term := &Terminal{Chat: &fakeChat{}, Out: &out, Err: &errw}
-	if _, err := term.Once(context.Background(), "hi"); err != nil {
-		t.Fatal(err)
+	if code, _ := term.Once(context.Background(), "hi"); code != ExitAnswered {
+		t.Fatalf("exit %d", code)
 	}
 	if out.String() != "echo: hi\n" {
 		t.Errorf("stdout = %q, want only the reply", out.String())
