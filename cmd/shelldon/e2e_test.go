@@ -405,7 +405,7 @@ func TestDoctor(t *testing.T) {
 
 func TestInitThenChat(t *testing.T) {
 	t.Parallel()
-	srv := brokertest.NewServer(t, "openai", brokertest.Sequence(brokertest.Reply{Text: "hi from init"}))
+	srv := brokertest.NewServer(t, "openai", brokertest.Sequence(brokertest.Reply{Text: "OK"}, brokertest.Reply{Text: "hi from init"}))
 	h := filepath.Join(t.TempDir(), "home")
 	stdout, stderr, code := run(t, h, "", "init", "--provider", "ollama", "--base-url", srv.BaseURL(), "--model", "llama3")
 	if code != 0 {

@@ -22,23 +22,20 @@ import (
 	"github.com/shelldon/shelldon/internal/transport/telegram"
 )
 
-// pinger is a provider that can check it answers without spending tokens.
-type pinger interface {
-	Ping(ctx context.Context) error
-}
-
 func (e cmdEnv) doctorCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor",
 		Short: "Check the config, the home's permissions and that the provider answers",
-		Long:  "Check the config, the home's permissions and that each provider answers. Exits 0 only when all is well.",
-		Args:  cobra.NoArgs,
+		Long: "Check the config, the home's permissions and that each provider answers: with its models\n" +
+			"endpoint, or, for a server without one (many OpenAI-compatible servers), with one short model\n" +
+			"request. Exits 0 only when all is well.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			home, err := e.home()
 			if err != nil {
 				return err
 			}
-			d := &doctor{w: e.stdout}
+			d := &doctor{w: e.stdout, sh: shelldonFor(home, e.environ)}
 			cfg, err := config.Load(home, e.environ)
 			if err != nil {
 				d.fail("config", err.Error())
@@ -64,6 +61,7 @@ func (e cmdEnv) doctorCmd() *cobra.Command {
 
 type doctor struct {
 	w      io.Writer
+	sh     string // the command line that runs shelldon on this home, for a fix
 	failed int
 }
 
@@ -224,6 +222,9 @@ func (d *doctor) checkStore(ctx context.Context, cfg *config.Config) {
 	d.ok("database", "opens and is migrated")
 }
 
+// checkProviders checks that each provider answers: with its models
+// endpoint, or with a test request when it has none, and says which. A
+// failure says what to do about it.
 func (d *doctor) checkProviders(ctx context.Context, cfg *config.Config) {
 	providers, err := buildProviders(cfg)
 	if err != nil {
@@ -233,20 +234,23 @@ func (d *doctor) checkProviders(ctx context.Context, cfg *config.Config) {
 	for i, p := range providers {
 		pc := cfg.Providers()[i]
 		label := fmt.Sprintf("%s (%s at %s)", pc.Name, pc.Model, pc.BaseURL)
-		pg, ok := p.(pinger)
-		if !ok {
-			d.ok("provider", label+": configured (cannot be checked without a model call)")
+		c := checkProvider(ctx, p, turnTimeout(pc))
+		how := "checked with the " + c.how
+		if c.how == checkTurn {
+			how = "checked with " + c.how
+			if c.why != "" {
+				how += " because " + c.why
+			}
+		}
+		if c.err != nil {
+			msg := fmt.Sprintf("%s: %v (%s)", label, c.err, how)
+			if fix := providerFix(ctx, cfg, pc, c.err, d.sh); fix != "" {
+				msg += "\n" + strings.Repeat(" ", 13) + fix
+			}
+			d.fail("provider", msg)
 			continue
 		}
-		pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		start := time.Now()
-		err := pg.Ping(pctx)
-		cancel()
-		if err != nil {
-			d.fail("provider", fmt.Sprintf("%s: %v", label, err))
-			continue
-		}
-		d.ok("provider", fmt.Sprintf("%s answers (%s)", label, time.Since(start).Round(time.Millisecond)))
+		d.ok("provider", fmt.Sprintf("%s answers, %s (%s)", label, how, c.elapsed.Round(time.Millisecond)))
 	}
 }
 

@@ -11,6 +11,7 @@ type InitFiles struct {
 	home   string
 	config []byte // config.yaml
 	env    []byte // .env; nil: unchanged
+	cfg    *Config
 }
 
 // PrepareInit renders config.yaml for a provider (InitTemplate) and, when
@@ -27,11 +28,18 @@ func PrepareInit(home string, environ []string, kind, model, baseURL, apiKeyEnv 
 		}
 		f.env = env
 	}
-	if _, err := loadWith(home, environ, candidate{config: f.config, overlay: []byte{}, env: f.env, keysUnset: true}); err != nil {
+	cfg, err := loadWith(home, environ, candidate{config: f.config, overlay: []byte{}, env: f.env, keysUnset: true})
+	if err != nil {
 		return nil, err
 	}
+	f.cfg = cfg
 	return f, nil
 }
+
+// Config is the config the files make, loaded as PrepareInit checked it:
+// its provider with the defaults applied, and the secrets of the
+// environment and of the .env about to be written (or the one there).
+func (f *InitFiles) Config() *Config { return f.cfg }
 
 // Write creates the home and its workspace directory (mode 0700) and writes
 // .env, then config.yaml, atomically with mode 0600; if config.yaml cannot
