@@ -186,7 +186,7 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 		Describe:      describer{workspace: cfg.Workspace, home: cfg.Home, environ: environ}.describe,
 		Configure:     a.configure,
 		Tools:         tools,
-		Skills:        skillStore{lib: skills},
+		Skills:        skillStore{lib: skills, log: log},
 		SandboxLayers: tier.InPlace(),
 		Strikes:       cfg.Selfcode.Strikes,
 		Providers:     providerNames(cfg),
@@ -217,11 +217,20 @@ func openLibraries(cfg *config.Config) (*selfcode.Dir, *skill.Library, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	skills, err := skill.Open(cfg.Path("skills"), bundled())
+	skills, err := openSkills(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	return tools, skills, nil
+}
+
+// openSkills opens the home's skills and the bundled ones, within the
+// owner's limits (skills.max_skill_bytes, skills.max_file_bytes).
+func openSkills(cfg *config.Config) (*skill.Library, error) {
+	return skill.OpenWith(cfg.Path("skills"), bundled(), skill.Limits{
+		SkillBytes: int64(cfg.Skills.MaxSkillBytes),
+		FileBytes:  int64(cfg.Skills.MaxFileBytes),
+	})
 }
 
 // openReading finishes an App opened ForReading: core's read side over the
@@ -236,7 +245,7 @@ func openReading(cfg *config.Config, st *store.Store, log *slog.Logger, red *liv
 	}
 	a.skillLib = skills
 	r, err := core.NewReader(core.Options{
-		Store: st, Tools: tools, Skills: skillStore{lib: skills}, ApprovalTTL: cfg.Approvals.TTL.D(), Strikes: cfg.Selfcode.Strikes,
+		Store: st, Tools: tools, Skills: skillStore{lib: skills, log: log}, ApprovalTTL: cfg.Approvals.TTL.D(), Strikes: cfg.Selfcode.Strikes,
 		Redact: func(s string) string { return red.get().JSONArgs(s) },
 		Logger: log,
 	})

@@ -28,11 +28,11 @@ func (e cmdEnv) skillsCmd() *cobra.Command {
 			"approve it (skills approve NAME, or approvals approve ID); each approved change keeps the previous version.",
 	}
 	lib := func() (*skill.Library, error) {
-		home, err := e.home()
+		cfg, err := e.config()
 		if err != nil {
 			return nil, err
 		}
-		return skill.Open(home+"/skills", bundled())
+		return openSkills(cfg)
 	}
 	list := &cobra.Command{
 		Use: "list", Short: "List the skills, and the drafts waiting for your approval", Args: cobra.NoArgs,
@@ -77,7 +77,7 @@ func (e cmdEnv) skillsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := l.Get(args[0])
+			s, files, notes, err := l.Files(args[0])
 			d, derr := l.Drafted(args[0])
 			switch {
 			case err != nil && derr != nil:
@@ -86,6 +86,10 @@ func (e cmdEnv) skillsCmd() *cobra.Command {
 				fmt.Fprintf(e.stderr, "The skill in use could not be read: %s\n", inert.Text(err.Error()))
 			case err == nil:
 				fmt.Fprintf(e.stdout, "%s (%s, version %d, in use)\n%s\n\n%s\n", inert.Name(s.Name), s.Source, s.Version, inert.Line(s.Description), inert.Block(s.Body, ""))
+				showFiles(e.stdout, files[1:], notes)
+				if n, last := l.Uses(s.Name); n > 0 {
+					fmt.Fprintf(e.stdout, "\nLoaded by the agent %s, last %s.\n", times(n), last.Local().Format("2 January 2006 15:04 MST"))
+				}
 				if v := l.Versions(s.Name); len(v) > 0 {
 					fmt.Fprintf(e.stdout, "\nEarlier versions kept: %v\n", v)
 				}
@@ -138,6 +142,36 @@ func (e cmdEnv) skillsCmd() *cobra.Command {
 	return cmd
 }
 
+// showFiles prints the files beside a SKILL.md with their sizes, and what
+// beside it the agent cannot read and why, every name inert.
+func showFiles(w io.Writer, files []skill.File, notes []error) {
+	if len(files) > 0 {
+		fmt.Fprintln(w, "\nFiles beside it (the agent reads them with read_skill_file, as text; shelldon never runs them):")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, f := range files {
+			fmt.Fprintf(tw, "  %s\t%s bytes\n", inert.Line(f.Path), inert.Count(int(f.Size)))
+		}
+		tw.Flush()
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "\nNot listed (the agent cannot read them):")
+		for _, n := range notes {
+			fmt.Fprintf(w, "  %s\n", inert.Line(n.Error()))
+		}
+	}
+}
+
+// times is "once", "twice" or "n times".
+func times(n int) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return inert.Count(n) + " times"
+}
+
 // showDraft prints a skill draft waiting for the owner's approval: labelled
 // as not in use, its whole SKILL.md escaped (behind a gutter no line of it
 // can forge).
@@ -154,9 +188,6 @@ func showDraft(w io.Writer, d skill.Draft, afterLive bool) {
 		inert.Name(d.Name), inert.Line(d.Hash), inert.Count(len(d.Data)), inert.Block(string(d.Data), "  | "))
 }
 
-// draftNames are the skills with a draft waiting for the owner: those
-// listed whose draft Drafted finds, and new ones, which only their pending
-// request names (read from the store; a home without one has none).
 // draftNames are the skills with a draft waiting for the owner.
 func draftNames(l *skill.Library) map[string]bool {
 	names := map[string]bool{}

@@ -105,6 +105,19 @@ type SelfcodeConfig struct {
 	Strikes int `yaml:"strikes"`
 }
 
+// SkillsConfig bounds what shelldon reads of the skills (SKILL.md folders
+// in <home>/skills and the bundled ones): resource guards, not format
+// rules, and the owner's alone (the agent's update_config cannot change
+// them). Read when the skills are opened, at start.
+type SkillsConfig struct {
+	// MaxSkillBytes is the largest SKILL.md read; default 256KiB, 1KiB to
+	// 4MiB.
+	MaxSkillBytes ByteSize `yaml:"max_skill_bytes"`
+	// MaxFileBytes is the largest file beside a SKILL.md that is listed and
+	// read (read_skill_file); default 1MiB, 1KiB to 16MiB.
+	MaxFileBytes ByteSize `yaml:"max_file_bytes"`
+}
+
 // LogConfig is the daemon's log.
 type LogConfig struct {
 	Level string `yaml:"level"` // debug|info|warn|error; default info
@@ -122,6 +135,7 @@ type Config struct {
 	Telegram  TelegramConfig  `yaml:"telegram"`
 	Sandbox   SandboxConfig   `yaml:"sandbox"`
 	Selfcode  SelfcodeConfig  `yaml:"selfcode"`
+	Skills    SkillsConfig    `yaml:"skills"`
 	Log       LogConfig       `yaml:"log"`
 
 	env    map[string]string // the process environment, first mention wins

@@ -59,6 +59,7 @@ func TestLoadDefaults(t *testing.T) {
 		c.Log.Level = "info"
 		c.Selfcode.Strikes = 3
 		c.Sandbox.MinFreeDisk = 512 << 20
+		c.Skills.MaxSkillBytes, c.Skills.MaxFileBytes = 256<<10, 1<<20
 		return c
 	}
 	tests := []struct {

@@ -34,6 +34,8 @@ const (
 	defaultTelegramAPI    = "https://api.telegram.org"
 	defaultLogLevel       = "info"
 	defaultMinFreeDisk    = 512 << 20
+	defaultMaxSkillBytes  = 256 << 10 // skill.DefaultMaxSkillBytes
+	defaultMaxFileBytes   = 1 << 20   // skill.DefaultMaxFileBytes
 	openAIHost            = "api.openai.com"
 )
 
@@ -87,6 +89,8 @@ func (c *Config) complete() []error {
 	if c.Sandbox.MinFreeDisk == 0 && !c.set("sandbox.min_free_disk") {
 		c.Sandbox.MinFreeDisk = defaultMinFreeDisk
 	}
+	add(c.sizeIn("skills.max_skill_bytes", &c.Skills.MaxSkillBytes, defaultMaxSkillBytes, 1<<10, 4<<20))
+	add(c.sizeIn("skills.max_file_bytes", &c.Skills.MaxFileBytes, defaultMaxFileBytes, 1<<10, 16<<20))
 
 	t := &c.Telegram
 	if t.TokenEnv == "" {
@@ -220,6 +224,17 @@ func (c *Config) durationIn(key string, v *Duration, def, lo, hi time.Duration) 
 	}
 	if v.D() < lo || v.D() > hi {
 		return c.errAt(key, "%s is out of range: must be from %s to %s", *v, Duration(lo), Duration(hi))
+	}
+	return nil
+}
+
+func (c *Config) sizeIn(key string, v *ByteSize, def, lo, hi ByteSize) *Error {
+	if *v == 0 && !c.set(key) {
+		*v = def
+		return nil
+	}
+	if *v < lo || *v > hi {
+		return c.errAt(key, "%s is out of range: must be from %s to %s", *v, lo, hi)
 	}
 	return nil
 }

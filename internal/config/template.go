@@ -42,6 +42,8 @@ func InitTemplate(kind, model, baseURL, apiKeyEnv string) []byte {
 		"{{workers}}", fmt.Sprint(defaultWorkers),
 		"{{token_env}}", defaultTelegramToken,
 		"{{api_base}}", defaultTelegramAPI,
+		"{{max_skill_bytes}}", ByteSize(defaultMaxSkillBytes).String(),
+		"{{max_file_bytes}}", ByteSize(defaultMaxFileBytes).String(),
 		"{{level}}", defaultLogLevel,
 		"{{env}}", FileEnv,
 	)
@@ -186,6 +188,17 @@ selfcode:
   # Failed calls (error, timeout, limit) after which a tool version is
   # quarantined until you restore it, 1 to 100.
   #strikes: 3
+
+# Skills: procedures in SKILL.md folders, bundled and yours in skills/ beside
+# this file. These sizes guard what shelldon reads of them (they are not
+# rules of the format); only you set them, and they apply from the next
+# start. Sizes like 256KiB, 1MiB.
+skills:
+  # The largest SKILL.md read, 1KiB to 4MiB.
+  #max_skill_bytes: {{max_skill_bytes}}
+  # The largest file beside a SKILL.md that is listed and read
+  # (read_skill_file), 1KiB to 16MiB.
+  #max_file_bytes: {{max_file_bytes}}
 
 log:
   # debug, info, warn or error.

@@ -9,8 +9,10 @@ import (
 
 // AgentConfigKeys are the config keys the agent may propose to change with
 // update_config (the owner approves each diff). Everything else (the
-// workspace, the server, the sandbox, Telegram, and where the model's
-// requests and the API keys go) is the owner's alone.
+// workspace, the server, the sandbox, Telegram, the resource guards such
+// as the skills' sizes, skills.max_skill_bytes and skills.max_file_bytes,
+// and where the model's requests and the API keys go) is the owner's
+// alone.
 //
 // provider.name and fallback[].name choose among the providers the owner
 // configured, by name: the daemon fills in their endpoint (kind, base_url,

@@ -56,6 +56,10 @@ func TestCheckAgentConfig(t *testing.T) {
 		{`{"telegram": {"api_base": "http://x"}}`, true},
 		{`{"workspace": "/"}`, false},
 		{`{"server": {"listen": "0.0.0.0:80"}}`, false},
+		// resource guards are the owner's: the agent cannot raise them
+		{`{"skills": {"max_skill_bytes": "4MiB"}}`, false},
+		{`{"skills": {"max_file_bytes": "16MiB"}}`, false},
+		{`{"sandbox": {"min_free_disk": 0}}`, false},
 	} {
 		err := CheckAgentConfig(decode(t, tt.changes))
 		if err == nil {

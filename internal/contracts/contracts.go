@@ -80,6 +80,30 @@ type Request struct {
 	MaxTokens int        `json:"max_tokens,omitempty"`
 }
 
+// Note is a message from shelldon itself in a conversation: a user-role
+// message labelled as shelldon's ("[shelldon: ...]"), never an assistant
+// message, which the model would read in later turns as its own words.
+// Anthropic's adapter merges it with the user text or tool results beside
+// it; OpenAI-compatible APIs take consecutive user messages as they are.
+func Note(text string) Message {
+	return Message{Role: RoleUser, Text: "[shelldon: " + text + "]"}
+}
+
+// StoppedNote closes, in the history, a turn the model did not answer
+// (cancelled, out of time, failed), saying why no answer followed, so
+// that a later turn neither takes the stop for the model's words nor the
+// request for one still open.
+func StoppedNote(reason string) Message {
+	why := "this request stopped on an error before it was answered."
+	switch reason {
+	case StopCancelled:
+		why = "the owner cancelled this request before it was answered."
+	case StopDeadline:
+		why = "this request ran out of time before it was answered."
+	}
+	return Note(why)
+}
+
 // Usage counts the tokens of one or more model calls.
 type Usage struct {
 	InputTokens  int `json:"input_tokens"`
@@ -194,13 +218,30 @@ type Proposed struct {
 	Hash       string `json:"hash"`
 }
 
+// The operations of a SkillRequest, one per skills tool.
+const (
+	SkillList   = "list"   // list_skills
+	SkillUse    = "use"    // use_skill
+	SkillRead   = "read"   // read_skill_file
+	SkillCreate = "create" // create_skill: a draft for the owner
+	SkillUpdate = "update" // update_skill: a draft for the owner
+)
+
 // SkillRequest is a skills tool's request to the daemon, which keeps the
 // skills (outside the worker's view).
 type SkillRequest struct {
-	Op          string `json:"op"` // "list", "use", "create" or "update"
+	Op          string `json:"op"` // one of Skill*
 	Name        string `json:"name,omitempty"`
 	Description string `json:"description,omitempty"`
 	Body        string `json:"body,omitempty"`
+	// Path and Offset are read_skill_file's: a file in the skill's folder
+	// and the byte to read it from.
+	Path   string `json:"path,omitempty"`
+	Offset int64  `json:"offset,omitempty"`
+	// Max is the most bytes the answer may hold: the worker's cap on a
+	// tool's result, so what the daemon sends is never cut there but
+	// paged, saying where the rest starts. 0: the daemon's default.
+	Max int `json:"max,omitempty"`
 }
 
 // Limits bound one turn.

@@ -12,6 +12,7 @@ const (
 	ToolProposeTool  = "propose_tool"
 	ToolListSkills   = "list_skills"
 	ToolUseSkill     = "use_skill"
+	ToolReadSkill    = "read_skill_file"
 	ToolCreateSkill  = "create_skill"
 	ToolUpdateSkill  = "update_skill"
 	ToolWriteFile    = "write_file"
@@ -72,6 +73,8 @@ func BuiltinTools() []BuiltinTool {
 			nil, skills + "list_skills.md"},
 		{ToolUseSkill, TierFree, RunsDaemon, "load a skill's procedure into the conversation",
 			[]string{"name"}, skills + "use_skill.md"},
+		{ToolReadSkill, TierFree, RunsDaemon, "read a file of a skill in use (reference, forms, scripts) as text, in pages; never runs it",
+			[]string{"skill", "path", "offset"}, skills + "read_skill_file.md"},
 		{ToolCreateSkill, TierFree, RunsDaemon, "draft a new skill for the owner to approve",
 			[]string{"name", "description", "body"}, skills + "create_skill.md"},
 		{ToolUpdateSkill, TierFree, RunsDaemon, "draft a change of a skill for the owner to approve",

@@ -31,6 +31,7 @@ func TestBuiltinToolsContract(t *testing.T) {
 		{"propose_tool", TierFree, []string{"name", "code", "test", "language"}},
 		{"list_skills", TierFree, nil},
 		{"use_skill", TierFree, []string{"name"}},
+		{"read_skill_file", TierFree, []string{"skill", "path", "offset"}},
 		{"create_skill", TierFree, []string{"name", "description", "body"}},
 		{"update_skill", TierFree, []string{"name", "description", "body"}},
 		{"write_file", TierRisky, []string{"path", "content"}},

@@ -138,7 +138,9 @@ func (c *Core) skill(ctx context.Context, job contracts.Job, req contracts.Skill
 	if c.opts.Skills == nil {
 		return "", errors.New("skills are not available")
 	}
-	if req.Op != "create" && req.Op != "update" {
+	if req.Op != contracts.SkillCreate && req.Op != contracts.SkillUpdate {
+		// list_skills, use_skill, read_skill_file: they read the skills in
+		// use, never a draft.
 		return c.opts.Skills.Do(ctx, req)
 	}
 	d, err := c.opts.Skills.Stage(ctx, req)

@@ -372,15 +372,22 @@ func TestLimits(t *testing.T) {
 	if s, err := l.Get("big"); err != nil || len(s.Body) < 300<<10-10 {
 		t.Fatalf("a SKILL.md of 300 KiB under a limit of 512 KiB: %v", err)
 	}
-	_, problems, _ := l.List()
-	all := joinErrs(problems)
+	_, _, notes, err := l.Files("form-filler")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := joinErrs(notes)
 	for _, want := range []string{
 		"form-filler/reference.md is 68 bytes; the limit (skills.max_file_bytes) is 16 bytes: not listed",
 		"form-filler/forms/intake.md is 27 bytes; the limit (skills.max_file_bytes) is 16 bytes: not listed",
 	} {
 		if !strings.Contains(all, want) {
-			t.Errorf("problems lack %q:\n%s", want, all)
+			t.Errorf("notes lack %q:\n%s", want, all)
 		}
+	}
+	if _, err := l.ReadFile("form-filler", "reference.md", 0, 100); err == nil ||
+		!strings.Contains(err.Error(), "form-filler/reference.md is 68 bytes; the limit (skills.max_file_bytes) is 16 bytes: not listed") {
+		t.Errorf("a file over the limit was read: %v", err)
 	}
 
 	small, err := OpenWith(dir, nil, Limits{SkillBytes: 4 << 10})

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/shelldon/shelldon/internal/workspace"
 )
 
 // Folder names inside the skills directory; a leading dot keeps them out
@@ -88,7 +90,8 @@ func loadBundled(fsys fs.FS, name string, lim Limits) (Skill, error) {
 	if s.Name != name {
 		return Skill{}, mismatch(name, s.Name, p.nameLine)
 	}
-	s.Files, _ = listFiles(fsys, name, lim.file())
+	files, _ := listFiles(fsys, name, lim.file())
+	s.Files = paths(files)
 	s.Source = SourceBundled
 	return s, nil
 }
@@ -113,7 +116,7 @@ var errAbsent = errors.New("absent")
 
 // readOwner reads the owner's SKILL.md of name, of at most lim bytes,
 // without following a link. It returns errAbsent when there is no such
-// folder.
+// folder, or the folder holds no SKILL.md (see wrongCase).
 func readOwner(r *os.Root, name string, lim sizeLimit) ([]byte, error) {
 	fi, err := r.Lstat(name)
 	switch {
@@ -126,7 +129,32 @@ func readOwner(r *os.Root, name string, lim sizeLimit) ([]byte, error) {
 	case !fi.IsDir():
 		return nil, errAbsent
 	}
+	if _, err := r.Lstat(filepath.Join(name, skillFile)); errors.Is(err, fs.ErrNotExist) {
+		return nil, errAbsent
+	}
 	return readFileNoLink(r, filepath.Join(name, skillFile), lim)
+}
+
+// skillFileIn returns the name of the file in the folder dir of fsys that
+// is SKILL.md but for its case ("skill.md"), or "" when there is none: a
+// folder meant as a skill.
+func skillFileIn(fsys fs.FS, dir string) string {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		if strings.EqualFold(e.Name(), skillFile) {
+			return e.Name()
+		}
+	}
+	return ""
+}
+
+// wrongCase is the problem of a folder whose SKILL.md is named in another
+// case, which the specification does not read.
+func wrongCase(dir, file string) error {
+	return fmt.Errorf("%s/%s: the file must be named %s (in capitals) for %s to read it as a skill: rename it", dir, file, skillFile, spec)
 }
 
 // readFileNoLink reads a regular file within lim in r, refusing a symbolic
@@ -165,9 +193,15 @@ func readFileNoLink(r *os.Root, p string, lim sizeLimit) ([]byte, error) {
 }
 
 // loadOwner loads the owner's skill name. notes are things skipped beside
-// it; err is errAbsent when the owner has no such folder.
+// it; err is errAbsent when the owner has no such folder or the folder no
+// SKILL.md in any case (one in another case is an error, see wrongCase).
 func (l *Library) loadOwner(r *os.Root, name string) (s Skill, notes []error, err error) {
 	data, err := readOwner(r, name, l.lim.skill())
+	if errors.Is(err, errAbsent) {
+		if file := skillFileIn(r.FS(), name); file != "" && file != skillFile {
+			return Skill{}, nil, wrongCase(name, file)
+		}
+	}
 	if err != nil {
 		return Skill{}, nil, err
 	}
@@ -178,22 +212,25 @@ func (l *Library) loadOwner(r *os.Root, name string) (s Skill, notes []error, er
 	if s.Name != name {
 		return Skill{}, nil, mismatch(name, s.Name, p.nameLine)
 	}
-	s.Files, notes = listFiles(r.FS(), name, l.lim.file())
+	files, notes := listFiles(r.FS(), name, l.lim.file())
+	s.Files = paths(files)
 	s.Source = SourceOwner
 	s.Version = current(versions(r, name))
 	return s, notes, nil
 }
 
 // listFiles lists the files beside SKILL.md in dir: regular files within
-// lim, at most MaxFiles of them, hidden names, links and anything else
-// skipped (and noted).
-func listFiles(fsys fs.FS, dir string, lim sizeLimit) (files []string, notes []error) {
+// lim, at most MaxFiles of them, at most three folders deep; hidden names
+// are skipped, and links, names with a control or hidden character, names
+// on the workspace's credential deny list and anything else are skipped
+// and noted.
+func listFiles(fsys fs.FS, dir string, lim sizeLimit) (files []File, notes []error) {
 	_ = fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if p == dir {
 			return err // an unreadable skill folder stops the walk
 		}
 		rel := strings.TrimPrefix(p, dir+"/")
-		note := func(why string) { notes = append(notes, fmt.Errorf("%s/%s: %s", dir, rel, why)) }
+		note := func(why string) { notes = append(notes, skipped{rel, fmt.Errorf("%s/%s: %s", dir, rel, why)}) }
 		if err != nil {
 			note(err.Error())
 			return nil
@@ -217,6 +254,12 @@ func listFiles(fsys fs.FS, dir string, lim sizeLimit) (files []string, notes []e
 		case !d.Type().IsRegular():
 			note("not a regular file; not listed")
 			return nil
+		case strings.ContainsAny(rel, "\n\t") || checkText(rel, 0) != nil:
+			note("a name with a control or hidden character; not listed")
+			return nil
+		case workspace.CheckName(rel) != nil:
+			note("on the credential deny list the workspace's files share; not listed")
+			return nil
 		}
 		info, err := d.Info()
 		if err != nil {
@@ -224,18 +267,38 @@ func listFiles(fsys fs.FS, dir string, lim sizeLimit) (files []string, notes []e
 			return nil
 		}
 		if info.Size() > lim.max {
-			notes = append(notes, fmt.Errorf("%w: not listed", lim.over(dir+"/"+rel, info.Size())))
+			notes = append(notes, skipped{rel, fmt.Errorf("%w: not listed", lim.over(dir+"/"+rel, info.Size()))})
 			return nil
 		}
 		if len(files) == MaxFiles {
-			notes = append(notes, fmt.Errorf("%s: more than %d files; the rest are not listed", dir, MaxFiles))
+			notes = append(notes, skipped{"", fmt.Errorf("%s: more than %d files; the rest are not listed", dir, MaxFiles)})
 			return fs.SkipAll
 		}
-		files = append(files, rel)
+		files = append(files, File{Path: rel, Size: info.Size()})
 		return nil
 	})
-	sort.Strings(files)
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, notes
+}
+
+// skipped is a note of listFiles: what was left out beside a SKILL.md
+// (rel, its path in the skill's folder; "" for the files past MaxFiles),
+// and why.
+type skipped struct {
+	rel string
+	err error
+}
+
+func (s skipped) Error() string { return s.err.Error() }
+func (s skipped) Unwrap() error { return s.err }
+
+// paths are the paths of files.
+func paths(files []File) []string {
+	var out []string
+	for _, f := range files {
+		out = append(out, f.Path)
+	}
+	return out
 }
 
 // versions lists the kept version numbers of name, ascending.
@@ -287,10 +350,16 @@ func current(kept []int) int {
 }
 
 // List returns every skill, the owner's copy winning over a bundled skill
-// of the same name, sorted by name. A broken skill of the owner's is left
-// out (the bundled one of that name, if any, stands) and its problem is
-// returned; so are files beside a SKILL.md that were not listed. The error
-// is for a skills directory that cannot be read at all (the bundled skills
+// of the same name, sorted by name, and the problems of the folders meant
+// as skills, once each: a SKILL.md that does not load (its folder named
+// unlike a skill, the name not its folder's, the file or the folder a
+// link, a rule broken) or is named in another case ("skill.md"). Such a
+// skill of the owner's is left out (the bundled one of that name, if any,
+// stands). Anything else in the skills directory is not a skill and not a
+// problem: files (README.md, LICENSE), hidden folders (.git and the
+// library's own .versions, .removed, .staged), folders without a SKILL.md;
+// nor is what was left out beside a SKILL.md (Files says it). The error is
+// for a skills directory that cannot be read at all (the bundled skills
 // are still returned).
 func (l *Library) List() ([]Skill, []error, error) {
 	r, err := l.root()
@@ -315,15 +384,26 @@ func (l *Library) List() ([]Skill, []error, error) {
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 	for _, e := range entries {
 		name := e.Name()
-		if strings.HasPrefix(name, ".") || e.Type().IsRegular() {
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			// Looked through only to tell whether it was meant as a skill.
+			if meantAsSkill(l.dir, name) {
+				problems = append(problems, fmt.Errorf("%s: a symbolic link; skill folders are never followed: move the folder itself into the skills folder", name))
+			}
+			continue
+		case !e.IsDir():
 			continue
 		}
 		if err := ValidName(name); err != nil {
-			problems = append(problems, fmt.Errorf("%q: not a skill folder: %w", name, err))
+			if skillFileIn(r.FS(), name) != "" {
+				problems = append(problems, fmt.Errorf("%q: not a skill folder: %w", name, err))
+			}
 			continue
 		}
-		s, notes, err := l.loadOwner(r, name)
-		problems = append(problems, notes...)
+		s, _, err := l.loadOwner(r, name)
 		switch {
 		case errors.Is(err, errAbsent):
 		case err != nil:
@@ -338,6 +418,13 @@ func (l *Library) List() ([]Skill, []error, error) {
 	}
 	sortSkills(out)
 	return out, problems, nil
+}
+
+// meantAsSkill reports whether the link name in dir leads to a folder
+// holding a SKILL.md in any case. It only looks: nothing behind a link is
+// ever read as a skill.
+func meantAsSkill(dir, name string) bool {
+	return skillFileIn(os.DirFS(filepath.Join(dir, name)), ".") != ""
 }
 
 func (l *Library) bundledList() []Skill {
@@ -372,64 +459,6 @@ func (l *Library) Get(name string) (Skill, error) {
 		return Skill{}, fmt.Errorf("skill %q: %w", name, ErrNotFound)
 	}
 	return Skill{}, fmt.Errorf("skill: %w", err)
-}
-
-// Catalog renders a line per skill in use for the system prompt, in at
-// most budget bytes: "- name: " and the description as a quoted string,
-// capped at MaxCatalogDescription characters. When they do not all fit it keeps the first ones by
-// name that fit with a last line saying how many were left out and that
-// list_skills shows them all. Broken skills are left out.
-func (l *Library) Catalog(budget int) string {
-	list, _, _ := l.List()
-	return catalog(list, budget)
-}
-
-// MaxCatalogDescription caps, in characters, a skill's description in the
-// catalog: one skill cannot crowd out the others.
-const MaxCatalogDescription = 200
-
-// catalogLine is one skill in the catalog: its name, then its description
-// as a quoted string (data, not instructions), capped.
-func catalogLine(s Skill) string {
-	d := []rune(s.DescriptionLine())
-	desc := string(d)
-	if len(d) > MaxCatalogDescription {
-		desc = string(d[:MaxCatalogDescription-1]) + "…"
-	}
-	return "- " + s.Name + ": " + strconv.Quote(desc) + "\n"
-}
-
-func catalog(list []Skill, budget int) string {
-	lines := make([]string, len(list))
-	total := 0
-	for i, s := range list {
-		lines[i] = catalogLine(s)
-		total += len(lines[i])
-	}
-	if total <= budget {
-		return strings.Join(lines, "")
-	}
-	var b strings.Builder
-	for i, line := range lines {
-		tail := omitted(len(lines) - i - 1)
-		if b.Len()+len(line)+len(tail) > budget {
-			tail = omitted(len(lines) - i)
-			if b.Len()+len(tail) > budget {
-				return "" // not even the note fits
-			}
-			b.WriteString(tail)
-			return b.String()
-		}
-		b.WriteString(line)
-	}
-	return b.String() // unreachable: total > budget
-}
-
-func omitted(n int) string {
-	if n == 1 {
-		return "(1 more skill not shown; list_skills shows them all)\n"
-	}
-	return fmt.Sprintf("(%d more skills not shown; list_skills shows them all)\n", n)
 }
 
 // oneLineText turns any line break, tab or control character into a space.

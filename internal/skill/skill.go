@@ -14,6 +14,11 @@
 //	skills/.versions/<name>/<n>/SKILL.md  every earlier version kept
 //	skills/.removed/<name>-<unix>/        a removed skill and its versions
 //	skills/.staged/<name>/SKILL.md        the agent's draft, not in use
+//	skills/.usage.json                    how often and when each skill was loaded
+//
+// Anything else in the skills folder (a README, a .git folder, a folder
+// without SKILL.md) is not a skill and not a problem; a folder meant as a
+// skill (with a SKILL.md, in any case) that does not load is (List).
 //
 // Drafts. What the agent writes is a draft (Stage), in no list, catalog or
 // Get, until the owner approves it and Promote makes it the owner's
@@ -55,11 +60,17 @@
 // bytes, a new skill with a body. Nothing inside the skills folder is
 // followed through a symbolic link.
 //
+// Progressive disclosure. The catalog (Catalog) names the skills in use
+// within a budget, preferring those loaded most and most lately (Used);
+// use_skill loads one skill's SKILL.md; ReadFile reads the files beside it
+// on demand, as text, jailed to the skill's folder, never a draft's.
+//
 // Nothing in a skill is executed. A skill is text the model reads; it can
 // only call the tools the model already has, under the same tiers and
-// approvals. Files beside SKILL.md are listed by name, never run, and
-// allowed-tools is kept as written but grants nothing: it never skips an
-// approval.
+// approvals. Files beside SKILL.md are listed and read as text, never run
+// (a script runs only if the model copies it into the workspace and the
+// owner approves the command), and allowed-tools is kept as written but
+// grants nothing: it never skips an approval.
 package skill
 
 import (
