@@ -163,7 +163,13 @@ func (e cmdEnv) chatCmd() *cobra.Command {
 				}
 				return nil
 			}
-			return term.Run(cmd.Context())
+			if err := term.Run(cmd.Context()); errors.Is(err, cli.ErrUndecided) {
+				// Run has said what waits and how to decide it.
+				return exitError{code: cli.ExitApproval}
+			} else if err != nil {
+				return err
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&message, "message", "m", "", "send one message, print the reply and exit (a new conversation each run)")

@@ -58,7 +58,15 @@ type Options struct {
 	// Sleep waits d or until ctx is done; tests inject a fake.
 	Sleep  func(ctx context.Context, d time.Duration) error
 	Logger *slog.Logger
+	// AnswerMargin is how long before the caller's deadline the chain
+	// stops waiting on a provider, to say in time which provider left it
+	// waiting, at which host, and for what. Zero means a tenth of the time
+	// left when the call starts, at most MaxAnswerMargin.
+	AnswerMargin time.Duration
 }
+
+// MaxAnswerMargin bounds the default Options.AnswerMargin.
+const MaxAnswerMargin = time.Second
 
 // Chain is a provider.Provider made of providers tried in order.
 type Chain struct {
@@ -140,10 +148,18 @@ func (e *ChainError) Unwrap() error {
 // attempts remain and the wait ends before ctx's deadline; any other failure
 // moves on to the next provider. The error names every provider tried and
 // wraps the last failure.
+//
+// With a deadline on ctx, the chain stops waiting on its providers a margin
+// before it (Options.AnswerMargin) and returns their failures then: the
+// provider that sent nothing says so, with its host and what never came,
+// while the caller is still there to read it. Otherwise a provider that
+// never answers would leave the caller with nothing but its own deadline.
 func (c *Chain) Complete(ctx context.Context, req contracts.Request, onText func(delta string)) (contracts.Completion, error) {
 	if len(c.providers) == 0 {
 		return contracts.Completion{}, ErrNoProvider
 	}
+	ctx, cancel := c.answerBy(ctx)
+	defer cancel()
 	failed := &ChainError{}
 	for _, p := range c.providers {
 		comp, attempts, err := c.try(ctx, p, req, onText)
@@ -165,6 +181,20 @@ func (c *Chain) Complete(ctx context.Context, req contracts.Request, onText func
 		}
 	}
 	return contracts.Completion{}, failed
+}
+
+// answerBy returns ctx with the deadline by which the chain answers: the
+// caller's, less the margin.
+func (c *Chain) answerBy(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	margin := c.opts.AnswerMargin
+	if margin <= 0 {
+		margin = min(time.Until(deadline)/10, MaxAnswerMargin)
+	}
+	return context.WithDeadline(ctx, deadline.Add(-margin))
 }
 
 // try runs the attempts of one provider and returns how many it made.

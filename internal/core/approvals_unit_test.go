@@ -364,12 +364,12 @@ func TestRequestExpires(t *testing.T) {
 			for _, r := range m.ToolResults {
 				seen = append(seen, r.CallID+" "+r.Content)
 			}
-			if m.Role == contracts.RoleAssistant && m.Text != "" {
+			if m.Role == contracts.RoleAssistant && m.Text != "" || strings.HasPrefix(m.Text, "[shelldon: ") {
 				seen = append(seen, m.Text)
 			}
 		}
 		want := []string{"On it.", "c0 before", "c1 not run: the owner did not decide before the request expired",
-			"The approval request " + id + " (launch) expired before you decided; nothing was run."}
+			"[shelldon: the owner did not decide on request " + id + " (launch) before it expired; nothing was run.]"}
 		if diff := cmp.Diff(want, seen); diff != "" {
 			t.Errorf("the next turn's context (-want +got):\n%s", diff)
 		}

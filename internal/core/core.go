@@ -37,7 +37,8 @@ import (
 type SkillStore interface {
 	// Catalog lists the skills in use for the system prompt.
 	Catalog() string
-	// Do serves the operations that only read (list, use).
+	// Do serves list, use (which records the use for the catalog) and
+	// read (a file beside a skill).
 	Do(ctx context.Context, req contracts.SkillRequest) (string, error)
 	// Stage keeps the draft a create or an update makes.
 	Stage(ctx context.Context, req contracts.SkillRequest) (SkillDraft, error)
@@ -294,7 +295,9 @@ func (c *Core) runTurn(ctx context.Context, chat, key, text string, resume *cont
 		// Keep the owner's words in the history even when the worker died:
 		// and, for a decided request, the exchange, recorded or not.
 		end.Reply = res.Reply
-		sorry := contracts.Message{Role: contracts.RoleAssistant, Text: res.Reply}
+		// The reply is the owner's; the history closes with shelldon's
+		// note, never with words the model did not write.
+		sorry := contracts.StoppedNote(contracts.StopError)
 		switch x := ev.exchange; {
 		case filed.recorded != nil:
 			end.Messages = append(append([]contracts.Message(nil), filed.recorded...), sorry)

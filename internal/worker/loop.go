@@ -175,10 +175,13 @@ func (t *turn) run(ctx context.Context, system string) {
 		} else {
 			req.Tools = t.loop.Tools.Specs()
 		}
-		// The model call must end early enough to leave the reserve for an answer.
-		mctx, mcancel := context.WithDeadline(ctx, t.deadline.Add(-t.lim.Reserve/2))
-		comp, err := t.loop.Model.Complete(mctx, req)
-		mcancel()
+		// The model call may last until the turn's deadline: the daemon's
+		// broker stops waiting a margin before it and answers with the
+		// reason (the provider that sent nothing, its host, what never
+		// came), which this worker must still be waiting to read; the
+		// turn's own deadline is the backstop. The reserve checked above
+		// keeps the calls from starting when no answer could come.
+		comp, err := t.loop.Model.Complete(ctx, req)
 		t.res.Usage = t.res.Usage.Add(comp.Usage)
 		if comp.Provider != "" {
 			t.res.Provider, t.res.Model = comp.Provider, comp.Model
@@ -280,7 +283,7 @@ func (t *turn) prepareRisky(ctx context.Context, call contracts.ToolCall) (contr
 		if t.loop.Redact != nil {
 			args = t.loop.Redact(args)
 		}
-		content := "error: " + why
+		content := failure(why)
 		t.emit(contracts.ToolEvent{Phase: contracts.PhaseEnd, CallID: call.ID, Tool: call.Name, Arguments: args,
 			Summary: capText("refused by "+guard+": "+why, summaryBytes), Guard: guard})
 		return call, "", &contracts.ToolResult{CallID: call.ID, Name: call.Name, Content: content}
@@ -338,7 +341,7 @@ func (t *turn) call(ctx context.Context, call contracts.ToolCall) contracts.Tool
 	out, err := t.execute(ctx, call)
 	res.OK = err == nil
 	if err != nil {
-		res.Content = "error: " + err.Error()
+		res.Content = failure(err.Error())
 	} else {
 		res.Content = capText(out, MaxResultBytes)
 	}
@@ -405,45 +408,6 @@ func (t *turn) logger() *slog.Logger {
 		return t.loop.Logger
 	}
 	return slog.Default()
-}
-
-// stop ends the turn before the model gave its own final answer, replying
-// with what the turn has.
-func (t *turn) stop(reason, msg string) {
-	t.res.Stopped = reason
-	var b strings.Builder
-	switch reason {
-	case contracts.StopDeadline:
-		fmt.Fprintf(&b, "I ran out of time for this turn (%s budget, %d tool calls made).", t.lim.Budget, t.res.ToolCalls)
-	case contracts.StopCancelled:
-		b.WriteString("Turn cancelled.")
-	default:
-		b.WriteString(msg)
-	}
-	if t.lastText != "" {
-		b.WriteString("\n\nWhat I had so far: " + t.lastText)
-	}
-	if last := t.lastResults(); last != "" {
-		b.WriteString("\n\nLatest tool results:\n" + last)
-	}
-	t.res.Reply = b.String()
-	t.append(contracts.Message{Role: contracts.RoleAssistant, Text: t.res.Reply})
-}
-
-// lastResults summarizes the most recent tool results of this turn.
-func (t *turn) lastResults() string {
-	for i := len(t.res.Messages) - 1; i >= 0; i-- {
-		m := t.res.Messages[i]
-		if m.Role != contracts.RoleTool {
-			continue
-		}
-		var b strings.Builder
-		for _, r := range m.ToolResults {
-			fmt.Fprintf(&b, "- %s: %s\n", r.Name, capText(r.Content, 500))
-		}
-		return strings.TrimRight(b.String(), "\n")
-	}
-	return ""
 }
 
 // PrepareArguments parses the model's argument text, drops properties the

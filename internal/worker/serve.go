@@ -86,8 +86,9 @@ func Serve(ctx context.Context, conn *wire.Conn, build Builder, redact func(stri
 }
 
 // oversized is what is left of a result too large to send: the turn's
-// first message (the owner's, if it is small) and a reply that names the
-// cause, with the start of the reply the turn had.
+// first message (the owner's, if it is small) closed by shelldon's note,
+// and a reply that names the cause, with the start of the reply the turn
+// had.
 func oversized(res contracts.Result, cause error) contracts.Result {
 	reply := fmt.Sprintf("The turn was stopped: its messages are too large for the worker to hand back (%v).", cause)
 	if res.Reply != "" {
@@ -99,7 +100,7 @@ func oversized(res contracts.Result, cause error) contracts.Result {
 		len(res.Messages[0].ToolResults) == 0 {
 		out.Messages = append(out.Messages, res.Messages[0])
 	}
-	out.Messages = append(out.Messages, contracts.Message{Role: contracts.RoleAssistant, Text: reply})
+	out.Messages = append(out.Messages, contracts.StoppedNote(contracts.StopError))
 	return out
 }
 

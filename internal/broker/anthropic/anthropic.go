@@ -6,6 +6,7 @@ package anthropic
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -73,10 +74,17 @@ func (c *Client) header() http.Header {
 	return h
 }
 
-// errorFor turns an error object found inside a 200 reply into an *Error.
-func errorFor(e *wireError) *provider.Error {
-	if e == nil {
-		e = &wireError{}
+// errorFor turns the "error" found inside a 200 reply (a plain body, or a
+// stream's error event) into an *Error: Anthropic's {"type","message"}, or
+// whatever a server or proxy speaking this format sends instead (a string,
+// another shape; see provider.ErrorValueText), so its message is not lost.
+func errorFor(raw json.RawMessage) *provider.Error {
+	var e wireError
+	if json.Unmarshal(raw, &e) != nil || e.Type == "" && e.Message == "" {
+		e = wireError{}
+		if t := strings.TrimSpace(string(raw)); t != "" && t != "null" {
+			e.Message, _ = provider.ErrorValueText(raw)
+		}
 	}
 	status, retryable := 0, true
 	switch e.Type {

@@ -14,13 +14,13 @@ import (
 
 // One event of a streamed reply; which fields are set depends on Type.
 type wireEvent struct {
-	Type         string        `json:"type"`
-	Message      *wireResponse `json:"message"`
-	Index        int           `json:"index"`
-	ContentBlock *wireBlock    `json:"content_block"`
-	Delta        *wireDelta    `json:"delta"`
-	Usage        *wireUsage    `json:"usage"`
-	Error        *wireError    `json:"error"`
+	Type         string          `json:"type"`
+	Message      *wireResponse   `json:"message"`
+	Index        int             `json:"index"`
+	ContentBlock *wireBlock      `json:"content_block"`
+	Delta        *wireDelta      `json:"delta"`
+	Usage        *wireUsage      `json:"usage"`
+	Error        json.RawMessage `json:"error"`
 }
 
 type wireDelta struct {

@@ -164,12 +164,12 @@ func schema(p json.RawMessage) json.RawMessage {
 
 // The reply of POST /v1/messages, also the "message" of message_start.
 type wireResponse struct {
-	Type       string      `json:"type"`
-	Model      string      `json:"model"`
-	Content    []wireBlock `json:"content"`
-	StopReason string      `json:"stop_reason"`
-	Usage      wireUsage   `json:"usage"`
-	Error      *wireError  `json:"error"`
+	Type       string          `json:"type"`
+	Model      string          `json:"model"`
+	Content    []wireBlock     `json:"content"`
+	StopReason string          `json:"stop_reason"`
+	Usage      wireUsage       `json:"usage"`
+	Error      json.RawMessage `json:"error"`
 }
 
 type wireBlock struct {
@@ -197,13 +197,19 @@ type wireError struct {
 	Message string `json:"message"`
 }
 
+// hasError reports whether an "error" field is present and not null.
+func hasError(raw json.RawMessage) bool {
+	t := strings.TrimSpace(string(raw))
+	return t != "" && t != "null"
+}
+
 // decodeResponse normalizes a plain reply.
 func decodeResponse(data []byte) (contracts.Completion, error) {
 	var w wireResponse
 	if err := json.Unmarshal(data, &w); err != nil {
 		return contracts.Completion{}, provider.MalformedError("", "invalid JSON: "+err.Error())
 	}
-	if w.Type == "error" || w.Error != nil {
+	if w.Type == "error" || hasError(w.Error) {
 		return contracts.Completion{}, errorFor(w.Error)
 	}
 	comp := contracts.Completion{

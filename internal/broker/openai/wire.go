@@ -56,7 +56,9 @@ type wireToolDef struct {
 
 // buildRequest maps req to the wire request. Empty messages are dropped;
 // each tool result becomes one "tool" message, its content prefixed with
-// "error: " when the tool failed.
+// "error: " when the tool failed and the content does not already say so
+// (the worker writes a failure as "error: <message>"; the model reads the
+// prefix once).
 func buildRequest(cfg provider.Config, req contracts.Request, newTokenField bool) wireRequest {
 	w := wireRequest{Model: cfg.Model, Messages: []wireMessage{}, Stream: cfg.Stream}
 	if cfg.Stream {
@@ -91,8 +93,8 @@ func buildRequest(cfg provider.Config, req contracts.Request, newTokenField bool
 		case contracts.RoleTool:
 			for _, r := range m.ToolResults {
 				content := r.Content
-				if !r.OK {
-					content = "error: " + content
+				if !r.OK && !hasErrorPrefix(content) {
+					content = errorPrefix + content
 				}
 				w.Messages = append(w.Messages, wireMessage{Role: "tool", ToolCallID: r.CallID, Content: ptr(content)})
 			}
@@ -110,6 +112,16 @@ func buildRequest(cfg provider.Config, req contracts.Request, newTokenField bool
 }
 
 func ptr(s string) *string { return &s }
+
+// errorPrefix marks a failed tool result in a "tool" message, which has no
+// error flag of its own.
+const errorPrefix = "error: "
+
+// hasErrorPrefix reports whether content already begins with "error:", in
+// any case.
+func hasErrorPrefix(content string) bool {
+	return len(content) >= len("error:") && strings.EqualFold(content[:len("error:")], "error:")
+}
 
 // schema returns a tool's parameter schema, or an empty object schema when
 // it has none or it is not a JSON object.
@@ -259,8 +271,10 @@ func errorFor(raw json.RawMessage) *provider.Error {
 	var s string
 	if json.Unmarshal(t, &s) == nil {
 		e.Message = s
-	} else if json.Unmarshal(t, &e) != nil {
-		e.Message = string(t)
+	} else if json.Unmarshal(t, &e) != nil || e.Message == "" && e.Type == "" {
+		// Not the usual object: find the message wherever this server
+		// put it.
+		e.Message, _ = provider.ErrorValueText(t)
 	}
 	status, code := 0, e.Type
 	if n, err := strconv.Atoi(strings.TrimSpace(string(e.Code))); err == nil {

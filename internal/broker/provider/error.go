@@ -1,13 +1,16 @@
 package provider
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/shelldon/shelldon/internal/inert"
 )
 
 // MaxMessage is how many bytes of a provider's own error message an *Error
@@ -47,6 +50,10 @@ func (e *Error) Error() string {
 		return b.String()
 	}
 	switch {
+	case e.cause == context.DeadlineExceeded && e.Message != "":
+		// The message says what never came, and from where.
+		b.WriteString(Redact(e.Message))
+		return b.String()
 	case e.Malformed:
 		b.WriteString("malformed reply")
 	case e.Status != 0:
@@ -80,19 +87,38 @@ func MalformedError(provider, message string, secrets ...string) *Error {
 	return e
 }
 
-// Clean redacts s, collapses its whitespace and trims it to MaxMessage bytes.
-// Redaction comes first, so trimming can never leave a partial secret behind.
+// Clean redacts s, makes it inert and one line, and trims it to MaxMessage
+// bytes. What a provider (or whatever answers at its address) says is
+// hostile text: terminal escape sequences are dropped whole, every other
+// control, bidirectional, zero-width or invisible character and invalid
+// byte is escaped as package inert shows it (so the owner sees something
+// was there), and whitespace runs become one space. Redaction comes after
+// the escape sequences are gone (none can split a secret) and before the
+// trim (which can then never leave part of a secret behind); the trim never
+// cuts an escape in two. Clean of a cleaned message is the same message.
 func Clean(s string, secrets ...string) string {
-	s = strings.Join(strings.Fields(Redact(s, secrets...)), " ")
-	if len(s) <= MaxMessage {
+	s = Redact(ansiSequence.ReplaceAllString(s, ""), secrets...)
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= MaxMessage && inert.Text(s) == s {
 		return s
 	}
-	cut := MaxMessage
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		piece := inert.Text(s[i : i+size])
+		if b.Len()+len(piece) > MaxMessage {
+			return b.String() + "…"
+		}
+		b.WriteString(piece)
+		i += size
 	}
-	return s[:cut] + "…"
+	return b.String()
 }
+
+// ansiSequence matches a terminal escape sequence: CSI (ESC [ ... final,
+// or the one-byte C1 CSI), a terminated OSC (ESC ] ... BEL or ST) and the
+// other escapes (ESC, intermediates, final).
+var ansiSequence = regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-~]|\x{9b}[0-?]*[ -/]*[@-~]`)
 
 // RetryableStatus reports whether an HTTP status is worth another attempt:
 // 408, 409, 425, 429 and every 5xx (including Anthropic's 529 overloaded).
@@ -118,57 +144,6 @@ func StatusError(provider string, resp *http.Response, body []byte, secrets ...s
 	e := NewError(provider, resp.StatusCode, retryable, msg, secrets...)
 	e.RetryAfter = ParseRetryAfter(resp.Header, time.Now())
 	return e
-}
-
-// ErrorBodyText extracts a readable message from an error body in any of the
-// common shapes ({"error":{"type","message","code"}}, {"error":"..."},
-// {"message":"..."}, {"detail":"..."}), falling back to the body itself. code
-// is the error's code or type, if it has one.
-func ErrorBodyText(body []byte) (msg, code string) {
-	var v struct {
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-		Detail  json.RawMessage `json:"detail"`
-	}
-	if err := json.Unmarshal(body, &v); err != nil {
-		return strings.TrimSpace(string(body)), ""
-	}
-	if len(v.Error) > 0 && string(v.Error) != "null" {
-		var obj struct {
-			Type    string          `json:"type"`
-			Message string          `json:"message"`
-			Code    json.RawMessage `json:"code"`
-		}
-		var s string
-		switch {
-		case json.Unmarshal(v.Error, &s) == nil:
-			return s, ""
-		case json.Unmarshal(v.Error, &obj) == nil:
-			code := obj.Type
-			var c string
-			if json.Unmarshal(obj.Code, &c) == nil && c != "" {
-				code = c
-			}
-			switch {
-			case obj.Message == "":
-				return code, code
-			case obj.Type != "":
-				return obj.Type + ": " + obj.Message, code
-			}
-			return obj.Message, code
-		}
-	}
-	if v.Message != "" {
-		return v.Message, ""
-	}
-	if len(v.Detail) > 0 {
-		var s string
-		if json.Unmarshal(v.Detail, &s) == nil {
-			return s, ""
-		}
-		return string(v.Detail), ""
-	}
-	return strings.TrimSpace(string(body)), ""
 }
 
 // ParseRetryAfter reads the wait a reply asks for: OpenAI's retry-after-ms,

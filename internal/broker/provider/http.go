@@ -90,6 +90,7 @@ type Attempt struct {
 	parent context.Context
 	ctx    context.Context
 	stop   func()
+	wait   waiting // what the attempt waits for, to say so when no answer comes
 }
 
 // Do sends one request. With stream set, the timeout bounds the wait for the
@@ -101,7 +102,7 @@ func (h *HTTP) Do(ctx context.Context, method, url string, header http.Header, b
 	}
 	actx, cancel := context.WithCancelCause(ctx)
 	timer := time.AfterFunc(h.Timeout, func() { cancel(errAttemptTimeout) })
-	a := &Attempt{h: h, parent: ctx, ctx: actx}
+	a := &Attempt{h: h, parent: ctx, ctx: actx, wait: waiting{start: time.Now(), host: hostOf(url)}}
 	var rc io.ReadCloser
 	a.stop = func() {
 		timer.Stop()
@@ -114,7 +115,7 @@ func (h *HTTP) Do(ctx context.Context, method, url string, header http.Header, b
 	if body != nil {
 		rdr = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(actx, method, url, rdr)
+	req, err := http.NewRequestWithContext(a.wait.trace(actx), method, url, rdr)
 	if err != nil {
 		a.stop()
 		return nil, NewError(h.Provider, 0, false, "build request: "+err.Error(), h.Secrets...)
@@ -139,11 +140,13 @@ func (h *HTTP) Do(ctx context.Context, method, url string, header http.Header, b
 		a.stop()
 		return nil, StatusError(h.Provider, resp, data, h.Secrets...)
 	}
+	a.wait.reached(stageBody)
 	a.Header = resp.Header
-	a.Body = resp.Body
+	reply := &attemptBody{r: resp.Body, wait: &a.wait}
 	if stream {
-		a.Body = &idleReader{r: resp.Body, timer: timer, d: h.Timeout}
+		reply.timer, reply.idle = timer, h.Timeout
 	}
+	a.Body = reply
 	return a, nil
 }
 
@@ -195,7 +198,9 @@ func (a *Attempt) Close() { a.stop() }
 
 // Fail classifies err, a failure met while sending or reading. An *Error
 // passes through with its provider name set and its message redacted again;
-// a cancelled caller is not retryable; a timeout or a network error is.
+// a cancelled caller is not retryable; a timeout or a network error is. A
+// deadline (the caller's, or the attempt's own timeout) says what the
+// attempt was still waiting for, from which host, and for how long.
 func (a *Attempt) Fail(err error) *Error {
 	h := a.h
 	var pe *Error
@@ -205,29 +210,43 @@ func (a *Attempt) Fail(err error) *Error {
 		c.Provider = h.Provider
 		c.Message = Clean(c.Message, h.Secrets...)
 		return &c
+	case errors.Is(a.parent.Err(), context.DeadlineExceeded):
+		e := NewError(h.Provider, 0, false, a.wait.silence(roundWait(time.Since(a.wait.start))))
+		e.cause = context.DeadlineExceeded
+		return e
 	case a.parent.Err() != nil:
 		e := NewError(h.Provider, 0, false, "request abandoned: "+a.parent.Err().Error())
 		e.cause = a.parent.Err()
 		return e
 	case context.Cause(a.ctx) == errAttemptTimeout:
-		e := NewError(h.Provider, 0, true, fmt.Sprintf("no answer within %s", h.Timeout))
+		waited := h.Timeout // nothing came: the whole timeout went by
+		if a.wait.bytes.Load() > 0 {
+			waited = roundWait(time.Since(a.wait.start))
+		}
+		e := NewError(h.Provider, 0, true, a.wait.silence(waited))
 		e.cause = context.DeadlineExceeded
 		return e
 	}
 	return NewError(h.Provider, 0, true, "network: "+err.Error(), h.Secrets...)
 }
 
-// idleReader restarts the attempt's timer on every read that brings data.
-type idleReader struct {
+// attemptBody is a reply's body: it counts what arrives, for Fail, and for
+// a streamed reply restarts the attempt's timer on every read that brings
+// data.
+type attemptBody struct {
 	r     io.Reader
-	timer *time.Timer
-	d     time.Duration
+	wait  *waiting
+	timer *time.Timer   // nil: a plain reply, bounded as a whole
+	idle  time.Duration // the pause a stream may take
 }
 
-func (r *idleReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
+func (b *attemptBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
 	if n > 0 {
-		r.timer.Reset(r.d)
+		b.wait.bytes.Add(int64(n))
+		if b.timer != nil {
+			b.timer.Reset(b.idle)
+		}
 	}
 	return n, err
 }

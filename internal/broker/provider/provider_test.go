@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestRedact(t *testing.T) {
@@ -73,7 +74,7 @@ func TestStatusError(t *testing.T) {
 		{"openai quota", 429, nil, `{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}`, false, 0, "insufficient_quota: You exceeded your current quota"},
 		{"overloaded", 529, nil, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, true, 0, "overloaded_error: Overloaded"},
 		{"ollama string", 404, nil, `{"error":"model \"llama9\" not found, try pulling it first"}`, false, 0, `model "llama9" not found, try pulling it first`},
-		{"html", 502, nil, "<html>\n  Bad   Gateway</html>", true, 0, "<html> Bad Gateway</html>"},
+		{"html", 502, nil, "<html>\n  Bad   Gateway</html>", true, 0, "Bad Gateway"},
 		{"empty", 500, nil, "", true, 0, "Internal Server Error"},
 		{"retry-after-ms", 503, http.Header{"Retry-After-Ms": {"1500"}}, "{}", true, 1500 * time.Millisecond, "{}"},
 		{"conflict", 409, nil, `{"detail":"busy"}`, true, 0, "busy"},
@@ -210,4 +211,28 @@ func TestAttemptTimeouts(t *testing.T) {
 			t.Errorf("err = %v, want retryable network error", err)
 		}
 	})
+}
+
+func TestCleanIsInertAndStable(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{
+		"\x1b[2J\x1b]0;title\x07ok\x1b[0m",
+		"a\u202eb\u200bc\x00d\xffe\r\nf",
+		strings.Repeat("\x01é", MaxMessage),
+		strings.Repeat("x", MaxMessage-2) + "\u202e\u202e",
+	} {
+		got := Clean(in)
+		if strings.ContainsAny(got, "\x1b\x07\x00\r\n\u202e\u200b") || !utf8.ValidString(got) {
+			t.Errorf("Clean(%q) = %q: not inert", in, got)
+		}
+		if len(got) > MaxMessage+len("…") {
+			t.Errorf("Clean(%q) kept %d bytes", in, len(got))
+		}
+		if again := Clean(got); again != got {
+			t.Errorf("Clean is not stable: %q, then %q", got, again)
+		}
+	}
+	if got := Clean("\x1b[31mred\x1b[0m alert"); got != "red alert" {
+		t.Errorf("escape sequences: %q", got)
+	}
 }

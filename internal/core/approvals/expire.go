@@ -50,7 +50,7 @@ func (d *Desk) closeExpired(ctx context.Context, a store.Approval) error {
 		msgs = append(msgs, contracts.Message{Role: contracts.RoleTool, ToolResults: []contracts.ToolResult{res}})
 	}
 	note := fmt.Sprintf("The approval request %s (%s) expired before you decided; nothing was run.", a.ID, a.Tool)
-	msgs = append(msgs, contracts.Message{Role: contracts.RoleAssistant, Text: note})
+	msgs = append(msgs, contracts.Note(fmt.Sprintf("the owner did not decide on request %s (%s) before it expired; nothing was run.", a.ID, a.Tool)))
 	turn, err := d.st.BeginTurn(ctx, a.Chat, msgs[0].Text, d.now())
 	if err != nil {
 		return err

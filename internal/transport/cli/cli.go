@@ -179,11 +179,12 @@ func (t *Terminal) Run(ctx context.Context) error {
 				// A proposed tool: show the owner everything before asking.
 				fmt.Fprintf(t.Out, "\n%s\n\n", inert.Text(a.Summary))
 			}
-			answer, err := read(fmt.Sprintf("Approve request %s (%s)? [y/N] ", inert.Name(a.ID), inert.Name(a.Tool)))
-			if err != nil && !errors.Is(err, liner.ErrPromptAborted) {
-				return nil
+			approve, decided := t.ask(ctx, ints, read, fmt.Sprintf("Approve request %s (%s)? [y/N] ", inert.Name(a.ID), inert.Name(a.Tool)))
+			if !decided {
+				id := inert.Name(a.ID)
+				fmt.Fprintf(t.Err, "\nNothing was decided: request %s is still waiting.\nDecide with: shelldon approvals approve %s   (or deny %s)\n", id, id, id)
+				return fmt.Errorf("%w: request %s", ErrUndecided, id)
 			}
-			approve := strings.EqualFold(strings.TrimSpace(answer), "y") || strings.EqualFold(strings.TrimSpace(answer), "yes")
 			out = t.turn(ctx, ints, func(ctx context.Context, ev core.Events) (core.Outcome, error) {
 				return t.Decider.Decide(ctx, a.ID, approve, "terminal", ev)
 			})
@@ -191,6 +192,38 @@ func (t *Terminal) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+	}
+}
+
+// ErrUndecided is what Run returns when the owner left an approval prompt
+// without answering it: the request is still waiting.
+var ErrUndecided = errors.New("nothing was decided; the request is still waiting")
+
+// ask asks the owner about a request. Only an answer read in full decides
+// (yes or y approves; anything else, an empty line too, denies, as [y/N]
+// says); Ctrl-C, the end of the input, an input that cannot be read or the
+// end of ctx decide nothing (decided false), and the request stays waiting.
+func (t *Terminal) ask(ctx context.Context, ints <-chan os.Signal, read func(string) (string, error), prompt string) (approve, decided bool) {
+	type line struct {
+		text string
+		err  error
+	}
+	got := make(chan line, 1)
+	go func() {
+		s, err := read(prompt)
+		got <- line{s, err}
+	}()
+	select {
+	case l := <-got:
+		if l.err != nil { // Ctrl-C (liner.ErrPromptAborted), EOF, a read error
+			return false, false
+		}
+		answer := strings.TrimSpace(l.text)
+		return strings.EqualFold(answer, "y") || strings.EqualFold(answer, "yes"), true
+	case <-ints: // Ctrl-C when the input is not a terminal (liner is not reading)
+		return false, false
+	case <-ctx.Done():
+		return false, false
 	}
 }
 
