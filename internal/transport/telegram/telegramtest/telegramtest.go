@@ -194,3 +194,41 @@ func (b *BotAPI) SentCount(sub string) int {
 	}
 	return n
 }
+
+// Press queues the owner's tap on a button of a message the bot sent, by
+// the button's callback data, and returns its update id.
+func (b *BotAPI) Press(data string) int64 {
+	b.mu.Lock()
+	id := int64(len(b.updates) + 1)
+	raw, _ := json.Marshal(map[string]any{"update_id": id, "callback_query": map[string]any{
+		"id": fmt.Sprintf("cb-%d", id), "data": data,
+		"from":    map[string]any{"id": Owner, "is_bot": false, "first_name": "o"},
+		"message": map[string]any{"message_id": 1, "date": 1, "text": "card", "chat": map[string]any{"id": Owner, "type": "private"}}}})
+	b.updates = append(b.updates, raw)
+	b.mu.Unlock()
+	b.Notify()
+	return id
+}
+
+// Buttons returns the callback data of every inline button the bot sent,
+// in order.
+func (b *BotAPI) Buttons() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, c := range b.calls {
+		markup, _ := c["reply_markup"].(map[string]any)
+		rows, _ := markup["inline_keyboard"].([]any)
+		for _, row := range rows {
+			buttons, _ := row.([]any)
+			for _, btn := range buttons {
+				if m, ok := btn.(map[string]any); ok {
+					if d, ok := m["callback_data"].(string); ok {
+						out = append(out, d)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
