@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/shelldon/shelldon/internal/broker/brokertest"
 )
@@ -20,20 +17,9 @@ import (
 // *os.File is handed over as it is: /dev/null stays /dev/null).
 func runStdin(t *testing.T, h string, stdin io.Reader, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = env(h)
+	cmd := exec.Command(binary, args...)
 	cmd.Stdin = stdin
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return o.String(), e.String(), code
+	return execute(t, cmd, h, nil)
 }
 
 // countingModel answers with how many messages it was sent, so a reply

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -281,14 +280,25 @@ func TestServeAuthAndErrors(t *testing.T) {
 
 func run(t *testing.T, h string, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = env(h)
+	cmd := exec.Command(binary, args...)
 	cmd.Stdin = strings.NewReader(stdin)
+	return execute(t, cmd, h, nil)
+}
+
+// execute runs cmd (a command of the binary, its Stdin set by the caller)
+// on home h with the test environment plus extra, killed after 60 s, and
+// returns what it printed and its exit status.
+func execute(t *testing.T, cmd *exec.Cmd, h string, extra []string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd.Env = env(h, extra...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	limit := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	limit.Stop()
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {

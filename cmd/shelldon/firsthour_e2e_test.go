@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -213,14 +212,5 @@ func runOnboardIn(t *testing.T, h, stdin string, extra []string, args ...string)
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Env = env(h, extra...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return o.String(), e.String(), code
+	return execute(t, cmd, h, extra)
 }

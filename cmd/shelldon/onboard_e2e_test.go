@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/shelldon/shelldon/internal/broker/brokertest"
 )
@@ -27,16 +24,10 @@ const (
 // environment plus extra, and returns what it printed and its status.
 func runOnboard(t *testing.T, h string, in onboardStdin, extra []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var cmd *exec.Cmd
+	cmd := exec.Command(binary, args...)
 	switch in {
 	case stdinClosed:
-		cmd = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", `exec "$0" "$@" <&-`, binary}, args...)...)
-	default:
-		cmd = exec.CommandContext(ctx, binary, args...)
-	}
-	switch in {
+		cmd = exec.Command("/bin/sh", append([]string{"-c", `exec "$0" "$@" <&-`, binary}, args...)...)
 	case stdinDevNull:
 		f, err := os.Open(os.DevNull)
 		if err != nil {
@@ -47,16 +38,7 @@ func runOnboard(t *testing.T, h string, in onboardStdin, extra []string, args ..
 	case stdinPipe:
 		cmd.Stdin = strings.NewReader("")
 	}
-	cmd.Env = env(h, extra...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return o.String(), e.String(), code
+	return execute(t, cmd, h, extra)
 }
 
 // onboardKey is the key the keyed fake server wants.
