@@ -196,7 +196,9 @@ func (s *Store) migrate(ctx context.Context, abs string) error {
 	if cur > latest {
 		return tooNew(cur, latest)
 	}
-	if err := s.checkApplied(ctx, ms[:cur]); err != nil {
+	// All of this binary's migrations, not only the first cur: another process
+	// may have applied more since cur was read.
+	if err := s.checkApplied(ctx, ms); err != nil {
 		return err
 	}
 	if cur == latest {
