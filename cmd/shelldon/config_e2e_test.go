@@ -20,6 +20,7 @@ func TestUpdateConfigRefusesOwnerKeys(t *testing.T) {
 	for _, changes := range []string{
 		`{"sandbox":{"allow_degraded":true}}`, `{"workspace":"/"}`, `{"server":{"listen":"0.0.0.0:7433"}}`,
 		`{"telegram":{"api_base":"http://evil.example"}}`, `{"provider":{"api_key_env":"TELEGRAM_BOT_TOKEN"}}`,
+		`{"budget":{"daily_usd":"1000"}}`, `{"budget":{"daily_turns":10000}}`, `{"schedules":{"quiet_hours":""}}`,
 	} {
 		t.Run(changes, func(t *testing.T) {
 			t.Parallel()

@@ -64,6 +64,8 @@ type App struct {
 	// settings API, an approved update_config): each is prepared from
 	// the files and written whole, one at a time.
 	settingsMu sync.Mutex
+	sched      *scheduleDesk // the schedules (schedules.go), made once by schedules()
+	schedOnce  sync.Once
 }
 
 // Mode says what a command needs of the App.
@@ -183,12 +185,15 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 		ApprovalTTL:   cfg.Approvals.TTL.D(),
 		AllowDegraded: cfg.Sandbox.AllowDegraded,
 		MinFreeDisk:   uint64(cfg.Sandbox.MinFreeDisk),
+		MemoryBytes:   int(cfg.Memory.ContextBytes),
 		Describe:      describer{workspace: cfg.Workspace, home: cfg.Home, environ: environ}.describe,
 		Configure:     a.configure,
+		Schedules:     a.schedules(),
 		Tools:         tools,
 		Skills:        skillStore{lib: skills, log: log},
 		SandboxLayers: tier.InPlace(),
 		Strikes:       cfg.Selfcode.Strikes,
+		Budget:        new(cfg.Budgets()),
 		Providers:     providerNames(cfg),
 		System:        cfg.Agent.SystemPrompt,
 		Workspace:     cfg.Workspace,

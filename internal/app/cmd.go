@@ -61,6 +61,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []st
 		env.toolsCmd(),
 		env.configCmd(),
 		env.skillsCmd(),
+		env.memoryCmd(),
+		env.schedulesCmd(),
+		env.usageCmd(),
 		versionCmd(stdout),
 	)
 	err := root.Execute()
@@ -154,7 +157,7 @@ func (e cmdEnv) chatCmd() *cobra.Command {
 			setMemoryLimit(e.environ, a.Log)
 			term := &cli.Terminal{
 				Chat: a.Core, Decider: a.Core, ChatName: chat, In: e.stdin, Out: e.stdout, Err: e.stderr,
-				HistoryFile: a.Config.Path(historyFile), Now: timeNow,
+				HistoryFile: a.Config.Path(historyFile), Now: timeNow, Inbox: a,
 			}
 			if cmd.Flags().Changed("message") {
 				// Once has said what went wrong; the status tells a script.

@@ -48,7 +48,7 @@ func NewDaemon(a *App, listen string) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	api, err := web.New(web.Options{Chat: a.Core, Approvals: a.Core, Tools: a.Core, Skills: a, Settings: a, Audit: a.Core, Token: token, Logger: a.Log})
+	api, err := web.New(web.Options{Chat: a.Core, Approvals: a.Core, Tools: a.Core, Skills: a, Settings: a, Audit: a.Core, Memory: a.Core, Schedules: a, Usage: a.Core, Token: token, Logger: a.Log})
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +63,14 @@ func NewDaemon(a *App, listen string) (*Daemon, error) {
 			return
 		}
 		a.Log.Info("recovery finished a decided request's turn; its reply is in the chat's history", "chat", chat, "turn", out.Turn)
+	})
+	// A spent budget stops self-driven turns: the owner is told once per
+	// budget and period, on Telegram when it is on, and in the log.
+	a.Core.OnBudget(func(msg string) {
+		if bot != nil && bot.Notify(msg) {
+			return
+		}
+		a.Log.Warn("a budget is spent; see shelldon usage", "notice", msg)
 	})
 	var handler http.Handler = api
 	if bot != nil && cfg.Telegram.WebhookURL != "" {
@@ -128,6 +136,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- d.srv.Serve(d.ln) }()
 	f.run(func() { d.approvalDuties(ctx, work) })
+	f.run(func() { d.runSchedules(ctx, work) })
 	var err error
 	select {
 	case err = <-errc:

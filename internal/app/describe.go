@@ -69,6 +69,10 @@ func (d describer) describe(ctx context.Context, call contracts.ToolCall) []stri
 			return []string{"Would be refused: " + err.Error()}
 		}
 		return configCard(o)
+	case contracts.ToolSchedule:
+		// The next runs are the daemon's computation, in the zone in
+		// force; nothing here is the model's but the arguments above.
+		return scheduleCard(d.home, d.environ, str("when"), timeNow())
 	case contracts.ToolRunShell:
 		return []string{
 			"Runs: /bin/sh -c <command>, in the sandbox (no network, only the workspace writable)",

@@ -67,8 +67,9 @@ func (a *App) install(cfg *config.Config, providers []provider.Provider) {
 			Reserve: cfg.Agent.Reserve.D(), MaxTokens: cfg.Provider.MaxTokens},
 		System: cfg.Agent.SystemPrompt, HistoryChars: cfg.Agent.HistoryChars, ApprovalTTL: cfg.Approvals.TTL.D(),
 		AllowDegraded: cfg.Sandbox.AllowDegraded, MinFreeDisk: uint64(cfg.Sandbox.MinFreeDisk), Strikes: cfg.Selfcode.Strikes,
-		Providers: providerNames(cfg),
+		Providers: providerNames(cfg), MemoryBytes: int(cfg.Memory.ContextBytes),
 	})
+	a.Core.SetBudgets(cfg.Budgets())
 	a.Redactor.set(redact.New(cfg.Secrets()...))
 	a.setConfig(cfg, providers)
 	a.Log.Info("config applied", "provider", cfg.Provider.Kind, "model", cfg.Provider.Model)

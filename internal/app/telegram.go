@@ -17,7 +17,7 @@ func (a *App) telegramBot() (*telegram.Bot, error) {
 	opts := telegram.Options{
 		Token: token, APIBase: cfg.Telegram.APIBase, AllowedUsers: cfg.Telegram.AllowedUsers,
 		Core: a.Core, Audit: a.Core, Logger: a.Log, OffsetFile: cfg.Path("telegram_offset"),
-		QueueDir: cfg.Path("telegram_queue"),
+		QueueDir: cfg.Path("telegram_queue"), Schedules: a,
 		Status: func() string {
 			c := a.current()
 			return fmt.Sprintf("shelldon %s\nprovider: %s (%s)\nsandbox: %s", versionString(), c.Provider.Kind, c.Provider.Model, a.Tier)

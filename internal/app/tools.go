@@ -22,7 +22,9 @@ import (
 	"github.com/shelldon/shelldon/internal/sandbox"
 	"github.com/shelldon/shelldon/internal/worker"
 	"github.com/shelldon/shelldon/internal/worker/builtin"
+	"github.com/shelldon/shelldon/internal/worker/memorytools"
 	"github.com/shelldon/shelldon/internal/worker/risky"
+	"github.com/shelldon/shelldon/internal/worker/scheduletools"
 	"github.com/shelldon/shelldon/internal/worker/selftools"
 	"github.com/shelldon/shelldon/internal/worker/skilltools"
 	"github.com/shelldon/shelldon/internal/workspace"
@@ -178,6 +180,8 @@ func builtinSpecs() (map[string]contracts.ToolSpec, error) {
 		builtin.Register(reg, builtin.Env{Workspace: ws}),
 		risky.Register(reg, risky.Env{Workspace: ws, Sandbox: noSandbox{}}),
 		skilltools.Register(reg, nil),
+		memorytools.Register(reg, nil),
+		scheduletools.Register(reg, nil),
 		selftools.Register(reg, selftools.Env{}),
 	); err != nil {
 		return nil, fmt.Errorf("tools: build the built-in tools: %w", err)

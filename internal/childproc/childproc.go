@@ -18,7 +18,9 @@ import (
 	"github.com/shelldon/shelldon/internal/wire"
 	"github.com/shelldon/shelldon/internal/worker"
 	"github.com/shelldon/shelldon/internal/worker/builtin"
+	"github.com/shelldon/shelldon/internal/worker/memorytools"
 	"github.com/shelldon/shelldon/internal/worker/risky"
+	"github.com/shelldon/shelldon/internal/worker/scheduletools"
 	"github.com/shelldon/shelldon/internal/worker/selftools"
 	"github.com/shelldon/shelldon/internal/worker/skilltools"
 	"github.com/shelldon/shelldon/internal/workspace"
@@ -120,6 +122,14 @@ func buildTools(job contracts.Job, d worker.Daemon) (*worker.Registry, func(), e
 		return nil, nil, err
 	}
 	if err := skilltools.Register(reg, d); err != nil {
+		ws.Close()
+		return nil, nil, err
+	}
+	if err := memorytools.Register(reg, d); err != nil {
+		ws.Close()
+		return nil, nil, err
+	}
+	if err := scheduletools.Register(reg, d); err != nil {
 		ws.Close()
 		return nil, nil, err
 	}

@@ -28,6 +28,10 @@ func (noDaemon) Skill(context.Context, contracts.SkillRequest) (string, error) {
 	return "", errors.New("not here")
 }
 
+func (noDaemon) Memory(context.Context, contracts.MemoryRequest) (string, error) {
+	return "", errors.New("not here")
+}
+
 // TestRegistryIsTheCatalogue: the registry the worker builds for a turn
 // holds exactly the catalogue's built-in tools, each with the catalogue's
 // tier, parameter names and description file, plus the live self-coded

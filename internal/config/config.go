@@ -136,6 +136,9 @@ type Config struct {
 	Sandbox   SandboxConfig   `yaml:"sandbox"`
 	Selfcode  SelfcodeConfig  `yaml:"selfcode"`
 	Skills    SkillsConfig    `yaml:"skills"`
+	Memory    MemoryConfig    `yaml:"memory"`    // memory.go
+	Budget    BudgetConfig    `yaml:"budget"`    // budget.go
+	Schedules SchedulesConfig `yaml:"schedules"` // budget.go
 	Log       LogConfig       `yaml:"log"`
 
 	env    map[string]string // the process environment, first mention wins

@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/shelldon/shelldon/internal/budget"
 )
 
 const (
@@ -60,6 +62,8 @@ func TestLoadDefaults(t *testing.T) {
 		c.Selfcode.Strikes = 3
 		c.Sandbox.MinFreeDisk = 512 << 20
 		c.Skills.MaxSkillBytes, c.Skills.MaxFileBytes = 256<<10, 1<<20
+		c.Memory.ContextBytes = 2 << 10
+		c.Budget = BudgetConfig{DailyTurns: 50, DailyUSD: 5 * budget.Dollar, MonthlyUSD: 50 * budget.Dollar, Weights: map[string]int{"schedule": 1}}
 		return c
 	}
 	tests := []struct {

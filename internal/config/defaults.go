@@ -91,6 +91,7 @@ func (c *Config) complete() []error {
 	}
 	add(c.sizeIn("skills.max_skill_bytes", &c.Skills.MaxSkillBytes, defaultMaxSkillBytes, 1<<10, 4<<20))
 	add(c.sizeIn("skills.max_file_bytes", &c.Skills.MaxFileBytes, defaultMaxFileBytes, 1<<10, 16<<20))
+	add(c.completeMemory())
 
 	t := &c.Telegram
 	if t.TokenEnv == "" {
@@ -118,6 +119,10 @@ func (c *Config) complete() []error {
 		if id <= 0 {
 			add(c.errAt(fmt.Sprintf("telegram.allowed_users[%d]", i), "%d is not a Telegram user id (a positive number)", id))
 		}
+	}
+
+	for _, e := range c.completeBudget() {
+		add(e)
 	}
 
 	c.Log.Level = strings.ToLower(strings.TrimSpace(c.Log.Level))

@@ -46,6 +46,8 @@ func InitTemplate(kind, model, baseURL, apiKeyEnv string) []byte {
 		"{{max_file_bytes}}", ByteSize(defaultMaxFileBytes).String(),
 		"{{level}}", defaultLogLevel,
 		"{{env}}", FileEnv,
+		"{{memory}}", memoryKeysDoc(),
+		"{{budget}}", budgetKeysDoc(),
 	)
 	return []byte(r.Replace(initTemplate))
 }
@@ -199,7 +201,7 @@ skills:
   # The largest file beside a SKILL.md that is listed and read
   # (read_skill_file), 1KiB to 16MiB.
   #max_file_bytes: {{max_file_bytes}}
-
+{{memory}}{{budget}}
 log:
   # debug, info, warn or error.
   #level: {{level}}

@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/shelldon/shelldon/internal/budget"
 )
 
 // maxFile caps the size of a file in the home that Load reads.
@@ -222,6 +224,7 @@ type decoder struct {
 var (
 	durationType = reflect.TypeFor[Duration]()
 	sizeType     = reflect.TypeFor[ByteSize]()
+	costType     = reflect.TypeFor[budget.Cost]()
 )
 
 func (d *decoder) fail(n *yaml.Node, key, format string, args ...any) {
@@ -256,6 +259,14 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, key string) {
 		} else {
 			v.Set(reflect.ValueOf(size))
 		}
+	case v.Type() == costType:
+		if n.Kind != yaml.ScalarNode {
+			d.fail(n, key, "must be an amount of dollars (like 5 or 2.50)")
+		} else if cost, err := budget.ParseUSD(n.Value); err != nil {
+			d.fail(n, key, "%s is not an amount of dollars (like 5 or 2.50, at most six decimals)", d.show(n.Value))
+		} else {
+			v.Set(reflect.ValueOf(cost))
+		}
 	case v.Kind() == reflect.Struct:
 		d.decodeStruct(n, v, key)
 	case v.Kind() == reflect.Slice:
@@ -268,6 +279,19 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, key string) {
 			d.decode(c, s.Index(i), fmt.Sprintf("%s[%d]", key, i))
 		}
 		v.Set(s)
+	case v.Kind() == reflect.Map && v.Type().Key().Kind() == reflect.String:
+		if n.Kind != yaml.MappingNode {
+			d.fail(n, key, "must be a mapping (indented \"key: value\" lines)")
+			return
+		}
+		m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			e := reflect.New(v.Type().Elem()).Elem()
+			d.decode(val, e, joinKey(key, k.Value))
+			m.SetMapIndex(reflect.ValueOf(k.Value).Convert(v.Type().Key()), e)
+		}
+		v.Set(m)
 	case v.Kind() == reflect.Pointer:
 		p := reflect.New(v.Type().Elem())
 		d.decode(n, p.Elem(), key)

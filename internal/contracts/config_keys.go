@@ -11,6 +11,7 @@ import (
 // update_config (the owner approves each diff). Everything else (the
 // workspace, the server, the sandbox, Telegram, the resource guards such
 // as the skills' sizes, skills.max_skill_bytes and skills.max_file_bytes,
+// the spend budgets budget.* and when self-driven turns run, schedules.*,
 // and where the model's requests and the API keys go) is the owner's
 // alone.
 //
@@ -22,6 +23,7 @@ var AgentConfigKeys = []string{
 	"fallback[].name", "fallback[].model", "fallback[].stream", "fallback[].timeout", "fallback[].max_tokens",
 	"agent.max_tool_calls", "agent.turn_budget", "agent.reserve", "agent.history_chars", "agent.system_prompt",
 	"agent.workers", "approvals.ttl", "log.level", "selfcode.strikes",
+	"memory.context_bytes",
 }
 
 // EndpointKeys are a provider's keys that say where the model's requests

@@ -278,6 +278,10 @@ type Job struct {
 	// SkillCatalog lists the skills in use ("- name: \"description\"" lines) for the
 	// system prompt.
 	SkillCatalog string `json:"skill_catalog,omitempty"`
+	// Memory are the remembered facts the daemon selected for this turn
+	// (the most relevant to its input and the latest, within
+	// memory.context_bytes), for the system prompt as quoted data.
+	Memory []Fact `json:"memory,omitempty"`
 	// Providers are the names of the providers the owner configured:
 	// update_config may choose only among them, and is refused before the
 	// owner is asked otherwise.

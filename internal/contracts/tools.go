@@ -15,11 +15,14 @@ const (
 	ToolReadSkill    = "read_skill_file"
 	ToolCreateSkill  = "create_skill"
 	ToolUpdateSkill  = "update_skill"
+	ToolRemember     = "remember"
+	ToolRecall       = "recall"
 	ToolWriteFile    = "write_file"
 	ToolRunShell     = "run_shell"
 	ToolHTTPGet      = "http_get"
 	ToolGit          = "git"
 	ToolUpdateConfig = "update_config"
+	ToolSchedule     = "schedule"
 )
 
 // Runs says where a tool's work is done.
@@ -55,6 +58,8 @@ func BuiltinTools() []BuiltinTool {
 		risky   = "internal/worker/risky/"
 		self    = "internal/worker/selftools/"
 		skills  = "internal/worker/skilltools/"
+		sched   = "internal/worker/scheduletools/"
+		memory  = "internal/worker/memorytools/"
 	)
 	return []BuiltinTool{
 		{ToolGetTime, TierFree, RunsWorker, "the current local time and UTC",
@@ -79,6 +84,10 @@ func BuiltinTools() []BuiltinTool {
 			[]string{"name", "description", "body"}, skills + "create_skill.md"},
 		{ToolUpdateSkill, TierFree, RunsDaemon, "draft a change of a skill for the owner to approve",
 			[]string{"name", "description", "body"}, skills + "update_skill.md"},
+		{ToolRemember, TierFree, RunsDaemon, "remember a fact for later turns; you can list, edit and forget it (shelldon memory)",
+			[]string{"fact"}, memory + "remember.md"},
+		{ToolRecall, TierFree, RunsDaemon, "search the remembered facts",
+			[]string{"query", "limit"}, memory + "recall.md"},
 		{ToolWriteFile, TierRisky, RunsWorker, "write a text file in the workspace (atomic, at most 64 KiB)",
 			[]string{"path", "content"}, risky + "write_file.md"},
 		{ToolRunShell, TierRisky, RunsSandbox, "run `/bin/sh -c command` in the sandbox, in the workspace, without network",
@@ -89,6 +98,8 @@ func BuiltinTools() []BuiltinTool {
 			[]string{"args"}, risky + "git.md"},
 		{ToolUpdateConfig, TierRisky, RunsDaemon, "change the provider, model, limits...; you see the diff and approve",
 			[]string{"changes"}, risky + "update_config.md"},
+		{ToolSchedule, TierRisky, RunsDaemon, "run a prompt as a turn at set times (cron, or every 30m); you see the next runs and approve",
+			[]string{"when", "prompt"}, sched + "schedule.md"},
 	}
 }
 

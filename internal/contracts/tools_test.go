@@ -34,11 +34,14 @@ func TestBuiltinToolsContract(t *testing.T) {
 		{"read_skill_file", TierFree, []string{"skill", "path", "offset"}},
 		{"create_skill", TierFree, []string{"name", "description", "body"}},
 		{"update_skill", TierFree, []string{"name", "description", "body"}},
+		{"remember", TierFree, []string{"fact"}},
+		{"recall", TierFree, []string{"query", "limit"}},
 		{"write_file", TierRisky, []string{"path", "content"}},
 		{"run_shell", TierRisky, []string{"command"}},
 		{"http_get", TierRisky, []string{"url"}},
 		{"git", TierRisky, []string{"args"}},
 		{"update_config", TierRisky, []string{"changes"}},
+		{"schedule", TierRisky, []string{"when", "prompt"}},
 	}
 	got := BuiltinTools()
 	if len(got) != len(want) {

@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shelldon/shelldon/internal/budget"
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/core/approvals"
 	"github.com/shelldon/shelldon/internal/core/store"
@@ -71,9 +72,15 @@ type Options struct {
 	// MinFreeDisk is the owner's sandbox.min_free_disk in bytes, passed to
 	// each worker for the sandboxed tools; 0 means no check.
 	MinFreeDisk uint64
+	// MemoryBytes is the owner's memory.context_bytes: the remembered
+	// facts a turn's prompt gets at most (memory.go); 0 means none.
+	MemoryBytes int
 	// Configure applies an owner-approved config change (update_config)
 	// and returns the diff; nil means the tool is unavailable.
 	Configure func(ctx context.Context, changes json.RawMessage) ([]string, error)
+	// Schedules keeps the schedules an approved schedule call creates;
+	// nil means the tool is unavailable (schedules.go).
+	Schedules Schedules
 	// Providers are the names of the providers the owner configured, for
 	// update_config's check in the worker; nil means not known.
 	Providers []string
@@ -90,8 +97,11 @@ type Options struct {
 	// owner must decide (the resolved path, a URL's host as it will be dialed; never a lookup);
 	// nil adds nothing.
 	Describe func(ctx context.Context, call contracts.ToolCall) []string
-	Logger   *slog.Logger
-	Now      func() time.Time
+	// Budget is the owner's budgets (SendSelf, selfdriven.go); nil is
+	// budget.Default().
+	Budget *budget.Budgets
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 // Core runs turns, and embeds the Reader that shows what they left. It is
@@ -102,6 +112,7 @@ type Core struct {
 	opts      Options
 	slots     chan struct{}
 	recovered atomic.Pointer[func(chat string, out Outcome)] // see OnRecovered
+	self      selfDriven                                     // budgets and self-driven turns (selfdriven.go)
 }
 
 // defaults fills the zero fields of opts that have one.
@@ -152,6 +163,8 @@ type Events struct {
 	// exchange is the decided request a resumed turn carries out (set by
 	// the desk's engine, never by a transport).
 	exchange *approvals.Exchange
+	// self is the self-driven turn SendSelf runs (nil: the owner's).
+	self *selfTurn
 }
 
 // Outcome is a finished turn as a transport shows it.
@@ -165,6 +178,9 @@ type Outcome struct {
 	// Again is set when a keyed message (SendOnce) came before: Replayed,
 	// Rerun, CutShort or GaveUp.
 	Again string `json:"again,omitempty"`
+	// Warning says a money budget is spent (an owner's turn runs anyway);
+	// the reply begins with it too.
+	Warning string `json:"warning,omitempty"`
 }
 
 // What SendOnce did with a message that came before (Outcome.Again).
@@ -235,7 +251,12 @@ func (c *Core) send(ctx context.Context, chat, key, text string, ev Events) (Out
 		return Outcome{}, err
 	}
 	defer c.release()
-	return c.runTurn(ctx, chat, key, text, nil, ev)
+	if ev.self != nil {
+		return c.runTurn(ctx, chat, key, text, nil, ev)
+	}
+	warning := c.budgetWarning(ctx)
+	out, err := c.runTurn(ctx, chat, key, text, nil, ev)
+	return warned(out, warning), err
 }
 
 // acquire waits for a worker slot: a turn or a decision waits its turn
@@ -264,7 +285,7 @@ func (c *Core) runTurn(ctx context.Context, chat, key, text string, resume *cont
 		return Outcome{}, fmt.Errorf("core: load history of %q: %w", chat, err)
 	}
 	started := c.now()
-	turn, again, err := c.begin(ctx, chat, key, text, started)
+	turn, again, err := c.begin(ctx, chat, key, text, started, ev.self.origin())
 	if err != nil || turn == 0 {
 		return again, err
 	}
@@ -278,6 +299,7 @@ func (c *Core) runTurn(ctx context.Context, chat, key, text string, resume *cont
 		AllowDegraded: tun.AllowDegraded, MinFreeDisk: tun.MinFreeDisk, SelfTools: c.tools.Discover(), SkillCatalog: c.catalog(), SandboxLayers: c.opts.SandboxLayers,
 		Providers: tun.Providers,
 	}
+	job.Memory = c.memoryFor(ctx, text, tun.MemoryBytes)
 	res, filed, runErr := c.runWorker(ctx, job, ev)
 	end := store.TurnEnd{
 		Status: "ok", Reply: res.Reply, Messages: res.Messages, Usage: res.Usage,
@@ -465,9 +487,10 @@ func (c *Core) toolEvent(ctx context.Context, job contracts.Job, te contracts.To
 		if te.Guard != "" {
 			kind = auditRefused
 		}
+		rec := memoryEvent(te) // a fact's words never reach the audit (memory.go)
 		_, err := c.opts.Store.AppendAudit(context.WithoutCancel(ctx), store.AuditEntry{
 			At: c.now(), Chat: job.Chat, Turn: job.Turn, Kind: kind,
-			Tool: te.Tool, Args: te.Arguments, Summary: te.Summary, OK: te.OK, Duration: te.Duration,
+			Tool: te.Tool, Args: rec.Arguments, Summary: rec.Summary, OK: te.OK, Duration: te.Duration,
 		})
 		if err != nil {
 			c.log.Error("audit tool call", "tool", te.Tool, "err", err)
@@ -516,7 +539,7 @@ func (c *Core) tuning() Tuning {
 	defer c.tuneMu.RUnlock()
 	return Tuning{Limits: c.opts.Limits, System: c.opts.System, HistoryChars: c.opts.HistoryChars,
 		ApprovalTTL: c.opts.ApprovalTTL, AllowDegraded: c.opts.AllowDegraded, MinFreeDisk: c.opts.MinFreeDisk,
-		Strikes: c.opts.Strikes, Providers: c.opts.Providers}
+		Strikes: c.opts.Strikes, Providers: c.opts.Providers, MemoryBytes: c.opts.MemoryBytes}
 }
 
 // Tuning is what a config change can alter in a running core.
@@ -529,6 +552,7 @@ type Tuning struct {
 	MinFreeDisk   uint64
 	Strikes       int
 	Providers     []string // the names of the owner's providers
+	MemoryBytes   int      // memory.context_bytes; 0: no facts in the prompt
 }
 
 // Tune applies new settings from the next turn on.
@@ -537,6 +561,7 @@ func (c *Core) Tune(t Tuning) {
 	defer c.tuneMu.Unlock()
 	c.opts.Limits, c.opts.System, c.opts.AllowDegraded = t.Limits, t.System, t.AllowDegraded
 	c.opts.MinFreeDisk = t.MinFreeDisk
+	c.opts.MemoryBytes = t.MemoryBytes
 	if t.HistoryChars > 0 {
 		c.opts.HistoryChars = t.HistoryChars
 	}

@@ -14,17 +14,22 @@ import (
 // turn 0 means none runs: out is then the outcome of the message's
 // earlier turn (see SendOnce). For a turn that runs, out carries only
 // Again.
-func (c *Core) begin(ctx context.Context, chat, key, text string, at time.Time) (turn int64, out Outcome, err error) {
+func (c *Core) begin(ctx context.Context, chat, key, text string, at time.Time, origin store.Origin) (turn int64, out Outcome, err error) {
 	st := c.opts.Store
 	if key == "" {
-		turn, err := st.BeginTurn(ctx, chat, text, at)
+		turn, err := st.BeginTurnAs(ctx, chat, text, at, origin)
+		if errors.Is(err, ErrBudgetSpent) {
+			return 0, Outcome{}, err
+		}
 		if err != nil {
 			return 0, Outcome{}, fmt.Errorf("core: begin turn: %w", err)
 		}
 		return turn, Outcome{}, nil
 	}
-	k, err := st.BeginKeyedTurn(ctx, chat, key, text, at, MaxAttempts)
+	k, err := st.BeginKeyedTurnAs(ctx, chat, key, text, at, MaxAttempts, origin)
 	switch {
+	case errors.Is(err, ErrBudgetSpent):
+		return 0, Outcome{}, err
 	case errors.Is(err, store.ErrKeyBusy):
 		return 0, Outcome{}, fmt.Errorf("core: %w", ErrRunning)
 	case err != nil:

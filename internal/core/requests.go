@@ -21,7 +21,9 @@ func (c *Core) calls(job contracts.Job, ev Events, filed *turnFiled) wire.Handle
 	model := c.turnModel()
 	return wire.Handlers{
 		wire.MethodComplete: wire.Handle(func(ctx context.Context, req contracts.Request) (contracts.Completion, error) {
-			return c.complete(ctx, model, req, ev)
+			comp, err := c.complete(ctx, model, req, ev)
+			c.meter(ctx, job, ev, comp)
+			return comp, err
 		}),
 		wire.MethodPropose: wire.Handle(func(ctx context.Context, p contracts.Proposal) (contracts.Proposed, error) {
 			return c.propose(ctx, job, p, filed)
@@ -38,6 +40,10 @@ func (c *Core) calls(job contracts.Job, ev Events, filed *turnFiled) wire.Handle
 		wire.MethodSkill: wire.Handle(func(ctx context.Context, req contracts.SkillRequest) (string, error) {
 			return c.skill(ctx, job, req, filed)
 		}),
+		wire.MethodMemory: wire.Handle(func(ctx context.Context, req contracts.MemoryRequest) (string, error) {
+			return c.memory(ctx, job, req)
+		}),
+		wire.MethodSchedule: c.scheduleHandler(job, ev),
 	}
 }
 

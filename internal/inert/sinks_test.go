@@ -68,6 +68,12 @@ func TestEverySinkIsInert(t *testing.T) {
 		{"skills", "show", "owned"},
 		{"skills", "show", "daily-note"},
 		{"skills", "show", "no" + evil},
+		{"memory", "list"},
+		{"memory", "show", "1"},
+		{"memory", "show", "no" + evil},
+		{"schedules", "list"},
+		{"schedules", "show", "1"},
+		{"schedules", "inbox"},
 	} {
 		var out, errw bytes.Buffer
 		app.Main(append([]string{"--home", h}, args...), strings.NewReader(""), &out, &errw, environ(h))
@@ -82,7 +88,7 @@ func TestEverySinkIsInert(t *testing.T) {
 	// says why); these show no hostile value to escape.
 	noHostileName := map[string]bool{"tools list": true, "skills list": true, "skills show owned": true}
 	// Where a long value is cut rather than shown whole.
-	bounded := map[string]bool{"approvals list": true, "approvals show evilrequest": true, "audit": true, "terminal chat": true}
+	bounded := map[string]bool{"approvals list": true, "approvals show evilrequest": true, "audit": true, "terminal chat": true, "memory list": true, "schedules list": true}
 	for sink, out := range outputs {
 		if bad := inert.Raw(out, false); bad != "" {
 			t.Errorf("%s: raw %s reaches the person:\n%q", sink, bad, out)
@@ -146,6 +152,15 @@ func hostileHome(t *testing.T) string {
 	}
 	_, err = st.AppendAudit(ctx, store.AuditEntry{At: now, Chat: "c" + evil, Kind: "tool_call", Tool: "made-up" + evil, Args: long, Summary: "unknown tool " + evil})
 	must(t, err)
+	_, _, err = st.Remember(ctx, "c"+evil, 1, long, now, 0) // a fact as hostile as the store would keep (core refuses it)
+	must(t, err)
+	// A schedule and what its run said, as hostile as the store would keep
+	// (the schedule tool refuses such a prompt).
+	sc, err := st.CreateSchedule(ctx, store.Schedule{When: "every 30m", Timezone: "UTC", Prompt: long, Chat: "c" + evil, CreatedAt: now,
+		ApprovedBy: "by" + evil, NextDue: now.Add(time.Hour)})
+	must(t, err)
+	must(t, st.FinishScheduledRun(ctx, store.ScheduledRun{Schedule: sc.ID, Due: sc.NextDue, At: now, Outcome: "ok " + evil,
+		Next: now.Add(90 * time.Minute), Inbox: &store.InboxItem{Turn: 1, Text: "said " + evil}}))
 
 	dir, err := selfcode.Open(filepath.Join(h, "tools"), nil)
 	must(t, err)

@@ -27,6 +27,8 @@ type Daemon interface {
 	Configure(ctx context.Context, changes json.RawMessage) ([]string, error)
 	// Skill lists, loads, creates or updates a skill.
 	Skill(ctx context.Context, req contracts.SkillRequest) (string, error)
+	// Memory remembers a fact or recalls facts (memory.go).
+	Memory(ctx context.Context, req contracts.MemoryRequest) (string, error)
 }
 
 // Serve runs one turn in the worker process: it reads the Job from conn,
@@ -70,7 +72,7 @@ func Serve(ctx context.Context, conn *wire.Conn, build Builder, redact func(stri
 			}
 		},
 	}
-	job.System = SystemPrompt(time.Now(), job.System, job.SkillCatalog)
+	job.System = SystemPrompt(time.Now(), job.System, job.SkillCatalog, job.Memory)
 	res := loop.Run(ctx, job)
 	err = conn.Send(wire.TypeResult, res)
 	if errors.Is(err, wire.ErrTooLarge) {

@@ -45,6 +45,12 @@ func (k KeyedStart) Rerun() bool { return k.Turn != 0 && k.Previous != nil }
 // again is safe; one that filed a request is not run again, or the owner
 // would be asked twice.
 func (s *Store) BeginKeyedTurn(ctx context.Context, chat, key, input string, at time.Time, maxAttempts int) (KeyedStart, error) {
+	return s.BeginKeyedTurnAs(ctx, chat, key, input, at, maxAttempts, Origin{})
+}
+
+// BeginKeyedTurnAs is BeginKeyedTurn for a turn of origin o, whose Admit
+// is asked only when a turn would begin.
+func (s *Store) BeginKeyedTurnAs(ctx context.Context, chat, key, input string, at time.Time, maxAttempts int, o Origin) (KeyedStart, error) {
 	if chat == "" || key == "" {
 		return KeyedStart{}, fmt.Errorf("store: begin keyed turn: %w: chat or key", errEmptyArgument)
 	}
@@ -98,9 +104,12 @@ func (s *Store) BeginKeyedTurn(ctx context.Context, chat, key, input string, at 
 			return k, tx.Commit()
 		}
 	}
+	if err := o.admit(ctx, tx); err != nil {
+		return fail(err)
+	}
 	res, err := tx.ExecContext(ctx,
-		`INSERT INTO turns (chat, input, status, started_at, owner, pid, request_key) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		chat, input, StatusRunning, nanos(at), s.owner, s.pid, key)
+		`INSERT INTO turns (chat, input, status, started_at, owner, pid, request_key, origin, weight) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		chat, input, StatusRunning, nanos(at), s.owner, s.pid, key, o.kind(), o.Weight)
 	if err != nil {
 		return fail(err)
 	}

@@ -48,6 +48,26 @@ var fixtures = map[int][]string{
 		`INSERT INTO turns (id, chat, input, status, started_at, ended_at, reply, request_key)
 		 VALUES (3, 'c2', 'keyed', 'ok', 4000, 5000, 'keyed reply', 'tg:77')`,
 	},
+	6: {
+		// 0006 adds the facts and their full-text index (filled by a trigger).
+		`INSERT INTO facts (id, text, hash, chat, turn, created_at, updated_at)
+		 VALUES (7, 'the owner waters the plants on Sundays', 'h7', 'c1', 1, 6000, 6000)`,
+	},
+	7: {
+		// 0007 adds the turns' origin and weight, the usage ledger and the
+		// budget notices.
+		`INSERT INTO turns (id, chat, input, status, started_at, ended_at, reply, origin, weight)
+		 VALUES (4, 'c3', 'scheduled', 'ok', 7000, 7500, 'done', 'schedule', 2)`,
+		`INSERT INTO usage (at, chat, turn, origin, provider, model, input_tokens, output_tokens)
+		 VALUES (7500, 'c3', 4, 'schedule', 'anthropic', 'claude-sonnet-4-5', 1000, 2000)`,
+		`INSERT INTO budget_notices (budget, period, at) VALUES ('daily_turns', '1970-01-01', 7000)`,
+	},
+	8: {
+		// 0008 adds the schedules and the inbox of their results.
+		`INSERT INTO schedules (id, spec, timezone, prompt, chat, created_at, approval, approved_by, state, next_due, last_run_at, last_outcome)
+		 VALUES (5, 'every 30m', 'Europe/Berlin', 'water the plants', 'tg:77', 8000, 'r8', 'telegram', 'active', 9000, 8500, 'ok')`,
+		`INSERT INTO inbox (id, schedule_id, turn, text, created_at) VALUES (3, 5, 4, 'the plants are watered', 8600)`,
+	},
 }
 
 // atVersion makes a database at path with migrations 1..v applied, as
@@ -83,7 +103,10 @@ func atVersion(t *testing.T, path string, v int) {
 // each row as column -> value, in rowid order.
 func snapshot(t *testing.T, db *sql.DB) map[string][]map[string]any {
 	t.Helper()
-	tables, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('schema_migrations', 'sqlite_sequence') ORDER BY name`)
+	// Ordinary tables only: a full-text index (a virtual table and its
+	// shadow tables, some without a rowid) is checked by reading it back
+	// (checkReadable).
+	tables, err := db.Query(`SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name != 'schema_migrations' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,6 +277,34 @@ func checkReadable(t *testing.T, s *Store, v int) {
 		k, err := s.BeginKeyedTurn(ctx, "c2", "tg:77", "keyed", time.Unix(6, 0), 3)
 		if err != nil || k.Turn != 0 || k.Previous == nil || k.Previous.Reply != "keyed reply" {
 			t.Errorf("BeginKeyedTurn(tg:77) after migrating from %d = %+v, %v", v, k, err)
+		}
+	}
+	if v >= 6 {
+		if fs, err := s.Facts(ctx, FactQuery{Query: "when are the plants watered?"}); err != nil || len(fs) != 1 || fs[0].ID != 7 || fs[0].Chat != "c1" {
+			t.Errorf("Facts(plants) after migrating from %d = %+v, %v", v, fs, err)
+		}
+	}
+	// 0007 carried the turns' recorded usage into the ledger (turn 1 of
+	// fixture 1), whatever the version migrated from.
+	want := []UsageRow{{Model: "m", Calls: 1, Input: 10, Output: 20}}
+	if v >= 7 {
+		want = []UsageRow{{Model: "claude-sonnet-4-5", Calls: 1, Input: 1000, Output: 2000}, want[0]}
+		if n, err := s.Ledger().SelfWeight(ctx, time.Unix(0, 0)); err != nil || n != 2 {
+			t.Errorf("SelfWeight after migrating from %d = %d, %v; want 2", v, n, err)
+		}
+		if first, err := s.NoteBudget(ctx, "daily_turns", "1970-01-01", time.Unix(9, 0)); err != nil || first {
+			t.Errorf("NoteBudget of a notice sent before migrating from %d = %v, %v; want false", v, first, err)
+		}
+	}
+	if rows, err := s.Ledger().ModelUsage(ctx, time.Unix(0, 0), time.Unix(10, 0)); err != nil || !cmp.Equal(rows, want) {
+		t.Errorf("ModelUsage after migrating from %d = %+v, %v; want %+v", v, rows, err, want)
+	}
+	if v >= 8 {
+		if sc, err := s.Schedule(ctx, 5); err != nil || sc.When != "every 30m" || sc.Timezone != "Europe/Berlin" || sc.State != ScheduleActive || sc.NextDue.UnixNano() != 9000 {
+			t.Errorf("Schedule(5) after migrating from %d = %+v, %v", v, sc, err)
+		}
+		if in, err := s.Inbox(ctx, true, 10); err != nil || len(in) != 1 || in[0].Text != "the plants are watered" || in[0].Schedule != 5 {
+			t.Errorf("Inbox after migrating from %d = %+v, %v", v, in, err)
 		}
 	}
 }

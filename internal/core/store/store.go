@@ -117,6 +117,9 @@ func dsn(abs string) string {
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "cache_size(-"+strconv.Itoa(cacheKiB)+")")
 	q.Add("_pragma", "journal_size_limit("+strconv.Itoa(journalLimitBytes)+")")
+	// Deleted content is overwritten with zeros: a forgotten fact (and the
+	// index pages a merge freed) leaves no bytes behind in the file.
+	q.Add("_pragma", "secure_delete(1)")
 	// BEGIN IMMEDIATE: a write transaction takes the write lock up front,
 	// waiting up to the busy timeout, instead of failing with SQLITE_BUSY
 	// when it upgrades from a read lock.

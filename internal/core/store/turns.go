@@ -72,25 +72,10 @@ type TurnInfo struct {
 	EndedAt   time.Time // zero while running
 }
 
-// BeginTurn records a new running turn of chat and returns its id.
+// BeginTurn records a new running turn of chat, the owner's, and returns
+// its id (BeginTurnAs for another origin).
 func (s *Store) BeginTurn(ctx context.Context, chat, input string, at time.Time) (int64, error) {
-	if chat == "" {
-		return 0, fmt.Errorf("store: begin turn: %w: chat", errEmptyArgument)
-	}
-	if at.IsZero() {
-		return 0, fmt.Errorf("store: begin turn: %w: time", errEmptyArgument)
-	}
-	res, err := s.db.ExecContext(ctx,
-		`INSERT INTO turns (chat, input, status, started_at, owner, pid) VALUES (?, ?, ?, ?, ?, ?)`,
-		chat, input, StatusRunning, nanos(at), s.owner, s.pid)
-	if err != nil {
-		return 0, fmt.Errorf("store: begin turn in %q: %w", chat, err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return 0, fmt.Errorf("store: begin turn in %q: %w", chat, err)
-	}
-	return id, nil
+	return s.BeginTurnAs(ctx, chat, input, at, Origin{})
 }
 
 // FinishTurn ends a running turn and appends its messages to the chat's

@@ -52,6 +52,9 @@ type Terminal struct {
 	Interrupts <-chan os.Signal
 	// Now names a one-shot conversation; nil is time.Now.
 	Now func() time.Time
+	// Inbox, when set, is shown (its unread items) as the interactive
+	// chat starts (inbox.go).
+	Inbox Inboxer
 }
 
 // DefaultChat is the conversation of the interactive chat.
@@ -146,6 +149,7 @@ func (t *Terminal) Run(ctx context.Context) error {
 	read, closeInput := t.input()
 	defer closeInput()
 	fmt.Fprintln(t.Out, "shelldon — type a message; /help for commands, Ctrl-C cancels a turn, Ctrl-D quits.")
+	t.showInbox(ctx)
 	for {
 		line, err := read("you> ")
 		if errors.Is(err, liner.ErrPromptAborted) {

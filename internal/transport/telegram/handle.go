@@ -20,6 +20,7 @@ var commands = []botCommand{
 	{"tools", "The tools: tier, where each runs, state"},
 	{"pending", "The requests waiting for your decision"},
 	{"audit", "The last 10 entries of the audit trail"},
+	{"schedules", "Your schedules and their next runs"},
 	{"status", "How shelldon is doing"},
 	{"cancel", "Cancel the running turn of this chat"},
 }
@@ -30,6 +31,7 @@ Anything that changes the world (writing a file, running a command, fetching a U
 /tools — the tools: tier, where each runs, state
 /pending — the requests waiting for you
 /audit — the last 10 entries of the audit trail
+/schedules — your schedules and their next runs
 /status — how shelldon is doing
 /cancel — cancel the running turn of this chat`
 
@@ -134,6 +136,8 @@ func (b *Bot) command(ctx context.Context, m *message, cmd, _ string) {
 		}
 	case "audit":
 		b.sendText(ctx, id, b.auditText(ctx))
+	case "schedules":
+		b.sendText(ctx, id, b.schedulesText(ctx))
 	case "status":
 		status := "shelldon is running."
 		if b.opts.Status != nil {

@@ -54,7 +54,8 @@ type Options struct {
 	APIBase      string  // default https://api.telegram.org; the API is at <APIBase>/bot<token>/<method>
 	AllowedUsers []int64 // Telegram user ids served; empty serves nobody
 	Core         Core
-	Audit        AuditReader // nil: /audit says it is not available
+	Audit        AuditReader    // nil: /audit says it is not available
+	Schedules    ScheduleLister // nil: /schedules says they are not available
 	Logger       *slog.Logger
 	// HTTPClient makes the API calls; default a plain client. Each call has
 	// its own timeout; a client Timeout must exceed PollTimeout.

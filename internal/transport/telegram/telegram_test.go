@@ -215,7 +215,7 @@ func TestCommands(t *testing.T) {
 		for _, c := range reg[0].Params["commands"].([]any) {
 			names = append(names, c.(map[string]any)["command"].(string))
 		}
-		if want := []string{"start", "help", "tools", "pending", "audit", "status", "cancel"}; !slices.Equal(names, want) {
+		if want := []string{"start", "help", "tools", "pending", "audit", "schedules", "status", "cancel"}; !slices.Equal(names, want) {
 			t.Errorf("registered %q", names)
 		}
 		// A command for another bot in a group is not ours.

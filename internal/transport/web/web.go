@@ -77,7 +77,10 @@ type Options struct {
 	Skills    SkillKeeper
 	Settings  Settings
 	Audit     AuditReader
-	Token     string // the bearer token every /api call must carry
+	Schedules ScheduleKeeper // the schedules and their inbox (schedules.go); nil: none
+	Memory    Memory         // the remembered facts (memory.go); nil: none
+	Usage     UsageReader    // spend by day, model and chat, budgets (usage.go); nil: none
+	Token     string         // the bearer token every /api call must carry
 	Logger    *slog.Logger
 	Health    func() map[string]any // extra fields for /healthz; nil for none
 }
@@ -105,6 +108,9 @@ func New(opts Options) (*Server, error) {
 	mux.Handle("POST /api/skills/{name}/{action}", s.auth(http.HandlerFunc(s.postSkillAction)))
 	mux.Handle("GET /api/approvals/{id}", s.auth(http.HandlerFunc(s.getApproval)))
 	mux.Handle("POST /api/approvals/{id}", s.auth(http.HandlerFunc(s.postApproval)))
+	s.routeSchedules(mux, opts.Schedules)
+	s.routeMemory(mux, opts.Memory)
+	s.routeUsage(mux, opts.Usage)
 	noEndpoint := s.auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
 	}))

@@ -17,7 +17,7 @@ var aboutText string
 var aboutDescription string
 
 type aboutArgs struct {
-	Topic string `json:"topic,omitempty" jsonschema:"one of: providers, approvals, sandbox, files, gate, quarantine, skills, telegram, tools; empty lists them"`
+	Topic string `json:"topic,omitempty" jsonschema:"one of: providers, approvals, sandbox, files, gate, quarantine, skills, memory, telegram, tools; empty lists them"`
 }
 
 // aboutSections are the self-knowledge document's sections, by topic.

@@ -349,7 +349,8 @@ func TestAbout(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := map[string]string{
-		``:                                 "Topics: providers, approvals, sandbox, files, gate, quarantine, skills, telegram, tools",
+		``:                                 "Topics: providers, approvals, sandbox, files, gate, quarantine, skills, memory, telegram, tools",
+		`{"topic":"memory"}`:               "shelldon memory list",
 		`{"topic":"providers"}`:            "fallback",
 		`{"topic":"Telegram"}`:             "@BotFather",
 		`{"topic":"quarantine"}`:           "shelldon tools restore",
