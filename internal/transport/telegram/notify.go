@@ -12,11 +12,17 @@ func (b *Bot) Notify(text string) bool {
 	if len(ids) == 0 {
 		return false
 	}
-	f := func(ctx context.Context) {
+	return b.unasked(func(ctx context.Context) {
 		for _, id := range ids {
 			b.sendText(ctx, id, text)
 		}
-	}
+	})
+}
+
+// unasked runs f, which sends what no message asked for, in the bot's
+// work: at once while the bot runs, when Run starts before that. It
+// reports false when the bot is stopping (f never runs).
+func (b *Bot) unasked(f func(ctx context.Context)) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.ctx == nil && !b.stopping {

@@ -34,19 +34,12 @@ func (b *Bot) DeliverScheduled(origin, head string, out core.Outcome) bool {
 	if len(ids) == 0 {
 		return false
 	}
-	f := func(ctx context.Context) {
+	return b.unasked(func(ctx context.Context) {
 		for _, id := range ids {
 			b.sendText(ctx, id, head)
 			b.deliver(ctx, id, out, nil)
 		}
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.ctx == nil && !b.stopping {
-		b.later = append(b.later, f)
-		return true
-	}
-	return b.spawnLocked(f)
+	})
 }
 
 // schedulesText is the answer to /schedules: each schedule with its next

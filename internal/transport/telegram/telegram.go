@@ -446,17 +446,10 @@ func (b *Bot) Deliver(chat string, out core.Outcome) bool {
 	if !ok {
 		return false
 	}
-	f := func(ctx context.Context) {
+	if !b.unasked(func(ctx context.Context) {
 		b.sendText(ctx, id, recoveredNote)
 		b.deliver(ctx, id, out, nil)
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.ctx == nil && !b.stopping {
-		b.later = append(b.later, f)
-		return true
-	}
-	if !b.spawnLocked(f) {
+	}) {
 		b.log.Warn("telegram: stopping, so the reply of a recovered turn is not sent (it is in the chat's history)", "chat", chat, "turn", out.Turn)
 	}
 	return true
