@@ -1,0 +1,113 @@
+package toolsearch
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// offered is the number of self-coded tools a model request carries.
+const offered = 8
+
+type request struct {
+	Request string `json:"request"` // the owner's message
+	Query   string `json:"query"`   // what the model would pass to find_tools
+	Tool    string `json:"tool"`    // the one right tool
+}
+
+func loadTools(t testing.TB) []Tool {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "tools.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var specs []toolSpec
+	if err := json.Unmarshal(b, &specs); err != nil {
+		t.Fatal(err)
+	}
+	tools := make([]Tool, len(specs))
+	for i, s := range specs {
+		tools[i] = Tool{Name: s.Name, Description: s.Description, Parameters: s.Parameters}
+	}
+	return tools
+}
+
+func loadRequests(t testing.TB) []request {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "requests.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []request
+	if err := json.Unmarshal(b, &rs); err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// rankOf is the 1-based position of tool among the matches, 0 if absent.
+func rankOf(ms []Match, tool string) int {
+	return slices.IndexFunc(ms, func(m Match) bool { return m.Name == tool }) + 1
+}
+
+// TestRelevance measures recall@k on the labeled set: from the owner's
+// message alone the right tool must be among the offered ones for at
+// least 90% of requests, and after the model's find_tools query for all.
+func TestRelevance(t *testing.T) {
+	tools, reqs := loadTools(t), loadRequests(t)
+	if len(tools) < 1000 || len(reqs) < 50 {
+		t.Fatalf("labeled set too small: %d tools, %d requests", len(tools), len(reqs))
+	}
+	ix := Build(tools)
+	for _, r := range reqs {
+		if _, ok := slices.BinarySearch(ix.names, r.Tool); !ok {
+			t.Fatalf("request %q is labeled with %q, which is not in the corpus", r.Request, r.Tool)
+		}
+	}
+	ks := []int{1, 3, 5, 8, 16}
+	bare := *ix
+	bare.noSynonyms = true
+	for _, c := range []struct {
+		name string
+		ix   *Index
+		text func(request) string
+		want float64
+	}{
+		{"message", ix, func(r request) string { return r.Request }, 0.9},
+		{"find_tools", ix, func(r request) string { return r.Query }, 1},
+		{"message without synonyms", &bare, func(r request) string { return r.Request }, 0.8},
+		{"find_tools without synonyms", &bare, func(r request) string { return r.Query }, 1},
+	} {
+		ix := c.ix
+		hits := make([]int, len(ks))
+		for _, r := range reqs {
+			ms := ix.Rank(c.text(r), ks[len(ks)-1])
+			pos := rankOf(ms, r.Tool)
+			for i, k := range ks {
+				if pos > 0 && pos <= k {
+					hits[i]++
+				}
+			}
+			if pos == 0 || pos > offered {
+				var top []string
+				for _, m := range ms[:min(len(ms), 3)] {
+					top = append(top, m.Name)
+				}
+				t.Logf("%s: %q -> %s at %d; top: %s", c.name, c.text(r), r.Tool, pos, strings.Join(top, ", "))
+			}
+		}
+		var row []string
+		for i, k := range ks {
+			row = append(row, fmt.Sprintf("@%d %.1f%%", k, 100*float64(hits[i])/float64(len(reqs))))
+		}
+		t.Logf("recall (%s, %d requests, %d tools): %s", c.name, len(reqs), ix.Len(), strings.Join(row, "  "))
+		got := float64(hits[slices.Index(ks, offered)]) / float64(len(reqs))
+		if got < c.want {
+			t.Errorf("%s: recall@%d = %.3f, want >= %.2f", c.name, offered, got, c.want)
+		}
+	}
+}
