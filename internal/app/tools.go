@@ -182,7 +182,7 @@ func builtinSpecs() (map[string]contracts.ToolSpec, error) {
 		skilltools.Register(reg, nil),
 		memorytools.Register(reg, nil),
 		scheduletools.Register(reg, nil),
-		selftools.Register(reg, selftools.Env{}),
+		selftools.Register(reg, selftools.Env{Search: true}),
 	); err != nil {
 		return nil, fmt.Errorf("tools: build the built-in tools: %w", err)
 	}

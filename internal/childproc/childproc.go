@@ -134,8 +134,9 @@ func buildTools(job contracts.Job, d worker.Daemon) (*worker.Registry, func(), e
 		return nil, nil, err
 	}
 	_, perr := exec.LookPath("python3")
+	finder, _ := d.(worker.ToolFinder) // the daemon's client is one
 	if err := selftools.Register(reg, selftools.Env{Daemon: d, Sandbox: runner, Binary: exe, Tools: job.SelfTools,
-		AllowDegraded: job.AllowDegraded, Python: perr == nil}); err != nil {
+		AllowDegraded: job.AllowDegraded, Python: perr == nil, Search: job.ToolSearch, Finder: finder}); err != nil {
 		ws.Close()
 		return nil, nil, err
 	}

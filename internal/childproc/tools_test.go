@@ -35,7 +35,8 @@ func (noDaemon) Memory(context.Context, contracts.MemoryRequest) (string, error)
 // TestRegistryIsTheCatalogue: the registry the worker builds for a turn
 // holds exactly the catalogue's built-in tools, each with the catalogue's
 // tier, parameter names and description file, plus the live self-coded
-// tools the job lists, none of which may take a built-in's place.
+// tools the job lists, none of which may take a built-in's place;
+// find_tools only when the job says the toolbox is larger than that.
 func TestRegistryIsTheCatalogue(t *testing.T) {
 	t.Parallel()
 	self := func(name string) contracts.SelfTool {
@@ -43,18 +44,20 @@ func TestRegistryIsTheCatalogue(t *testing.T) {
 			Description: "a self-coded tool", Parameters: json.RawMessage(`{"type":"object"}`), Dir: t.TempDir()}
 	}
 	cases := []struct {
-		name string
-		self []contracts.SelfTool
-		want []string // the self-coded tools offered
+		name   string
+		self   []contracts.SelfTool
+		search bool     // the job's ToolSearch
+		want   []string // the self-coded tools offered
 	}{
-		{"no self-coded tools", nil, nil},
-		{"a self-coded tool", []contracts.SelfTool{self("word_count")}, []string{"word_count"}},
-		{"a self-coded tool named like a built-in", []contracts.SelfTool{self(contracts.ToolRunShell), self("word_count")}, []string{"word_count"}},
+		{"no self-coded tools", nil, false, nil},
+		{"a self-coded tool", []contracts.SelfTool{self("word_count")}, false, []string{"word_count"}},
+		{"a self-coded tool named like a built-in", []contracts.SelfTool{self(contracts.ToolRunShell), self("word_count")}, false, []string{"word_count"}},
+		{"some of a larger toolbox", []contracts.SelfTool{self("word_count")}, true, []string{"word_count"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			reg, done, err := buildTools(contracts.Job{Workspace: t.TempDir(), SelfTools: tc.self}, noDaemon{})
+			reg, done, err := buildTools(contracts.Job{Workspace: t.TempDir(), SelfTools: tc.self, ToolSearch: tc.search}, noDaemon{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,6 +80,12 @@ func TestRegistryIsTheCatalogue(t *testing.T) {
 			}
 			for _, b := range contracts.BuiltinTools() {
 				tool, ok := reg.Get(b.Name)
+				if b.Name == contracts.ToolFindTools && !tc.search {
+					if ok {
+						t.Errorf("the registry holds %s, for a toolbox offered whole", b.Name)
+					}
+					continue
+				}
 				if !ok {
 					t.Errorf("the registry lacks %s", b.Name)
 					continue

@@ -198,6 +198,12 @@ type SelfTool struct {
 	Dir          string              `json:"dir"` // read-only in the worker's view
 }
 
+// FindTools is find_tools' request of the daemon: the live self-coded
+// tools most relevant to Query that the turn does not offer yet.
+type FindTools struct {
+	Query string `json:"query"`
+}
+
 // Proposal is a tool whose gate passed, sent by the worker for the daemon
 // to stage and put before the owner.
 type Proposal struct {
@@ -272,6 +278,9 @@ type Job struct {
 	MinFreeDisk uint64 `json:"min_free_disk,omitempty"`
 	// SelfTools are the live self-coded tools this turn offers.
 	SelfTools []SelfTool `json:"self_tools,omitempty"`
+	// ToolSearch is set when SelfTools are only the most relevant of a
+	// larger toolbox: the turn offers find_tools for the rest.
+	ToolSearch bool `json:"tool_search,omitempty"`
 	// SandboxLayers are the sandbox layers the daemon's probe found in
 	// place, so the worker's sandboxed tools need not probe again.
 	SandboxLayers []string `json:"sandbox_layers,omitempty"`

@@ -10,6 +10,7 @@ const (
 	ToolEval         = "eval"
 	ToolAbout        = "about"
 	ToolProposeTool  = "propose_tool"
+	ToolFindTools    = "find_tools"
 	ToolListSkills   = "list_skills"
 	ToolUseSkill     = "use_skill"
 	ToolReadSkill    = "read_skill_file"
@@ -74,6 +75,8 @@ func BuiltinTools() []BuiltinTool {
 			[]string{"topic"}, builtin + "about_tool.md"},
 		{ToolProposeTool, TierFree, RunsSandbox, "write a new tool and its test; the gate runs the test in the sandbox; you approve",
 			[]string{"name", "code", "test", "language"}, self + "propose_tool.md"},
+		{ToolFindTools, TierFree, RunsDaemon, "search the self-coded tools a turn was not offered and add the matches to it (offered when there are more than 24)",
+			[]string{"query"}, self + "find_tools.md"},
 		{ToolListSkills, TierFree, RunsDaemon, "list the skills: written procedures over the tools",
 			nil, skills + "list_skills.md"},
 		{ToolUseSkill, TierFree, RunsDaemon, "load a skill's procedure into the conversation",

@@ -29,6 +29,7 @@ func TestBuiltinToolsContract(t *testing.T) {
 		{"eval", TierFree, []string{"code"}},
 		{"about", TierFree, []string{"topic"}},
 		{"propose_tool", TierFree, []string{"name", "code", "test", "language"}},
+		{"find_tools", TierFree, []string{"query"}},
 		{"list_skills", TierFree, nil},
 		{"use_skill", TierFree, []string{"name"}},
 		{"read_skill_file", TierFree, []string{"skill", "path", "offset"}},

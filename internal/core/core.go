@@ -296,9 +296,10 @@ func (c *Core) runTurn(ctx context.Context, chat, key, text string, resume *cont
 	job := contracts.Job{
 		Chat: chat, Turn: turn, System: tun.System, History: history, Input: text,
 		Workspace: c.opts.Workspace, Limits: lim, Deadline: started.Add(lim.Budget), Resume: resume,
-		AllowDegraded: tun.AllowDegraded, MinFreeDisk: tun.MinFreeDisk, SelfTools: c.tools.Discover(), SkillCatalog: c.catalog(), SandboxLayers: c.opts.SandboxLayers,
+		AllowDegraded: tun.AllowDegraded, MinFreeDisk: tun.MinFreeDisk, SkillCatalog: c.catalog(), SandboxLayers: c.opts.SandboxLayers,
 		Providers: tun.Providers,
 	}
+	job.SelfTools, job.ToolSearch = c.selfTools(text, resume)
 	job.Memory = c.memoryFor(ctx, text, tun.MemoryBytes)
 	res, filed, runErr := c.runWorker(ctx, job, ev)
 	end := store.TurnEnd{
@@ -501,7 +502,10 @@ func (c *Core) toolEvent(ctx context.Context, job contracts.Job, te contracts.To
 			filed.note(fmt.Sprintf("shelldon refused a %s call before asking you: %s", te.Tool, te.Summary))
 		}
 		if !te.OK && te.Guard == "" {
-			filed.note(c.tools.Strike(ctx, job, te))
+			filed.note(c.tools.Strike(ctx, filed.offered(job), te))
+		}
+		if te.OK {
+			c.tools.Used(te.Tool)
 		}
 	}
 	if ev.Tool != nil {

@@ -44,6 +44,9 @@ func (c *Core) calls(job contracts.Job, ev Events, filed *turnFiled) wire.Handle
 			return c.memory(ctx, job, req)
 		}),
 		wire.MethodSchedule: c.scheduleHandler(job, ev),
+		wire.MethodFindTools: wire.Handle(func(_ context.Context, req contracts.FindTools) ([]contracts.SelfTool, error) {
+			return c.findTools(job, req, filed)
+		}),
 	}
 }
 

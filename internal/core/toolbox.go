@@ -32,7 +32,8 @@ const (
 type turnFiled struct {
 	approvals []ApprovalView
 	notes     []string
-	recorded  []contracts.Message // a decided request's exchange, recorded (Exchange.Record)
+	recorded  []contracts.Message  // a decided request's exchange, recorded (Exchange.Record)
+	found     []contracts.SelfTool // the self-coded tools find_tools added to the turn (findtools.go)
 }
 
 func (f *turnFiled) note(text string) {

@@ -47,12 +47,13 @@ const (
 // Methods a worker calls on the daemon, with the bodies of the call and of
 // its reply.
 const (
-	MethodComplete  = "complete"  // a model call: contracts.Request → contracts.Completion
-	MethodPropose   = "propose"   // a tool whose gate passed: contracts.Proposal → contracts.Proposed
-	MethodConfigure = "configure" // an approved update_config: its changes (JSON) → the diff ([]string)
-	MethodSkill     = "skill"     // a skills operation: contracts.SkillRequest → its text (string)
-	MethodSchedule  = "schedule"  // an approved schedule call: contracts.ScheduleRequest → its text (string)
-	MethodMemory    = "memory"    // remember or recall: contracts.MemoryRequest → its text (string)
+	MethodComplete  = "complete"   // a model call: contracts.Request → contracts.Completion
+	MethodPropose   = "propose"    // a tool whose gate passed: contracts.Proposal → contracts.Proposed
+	MethodConfigure = "configure"  // an approved update_config: its changes (JSON) → the diff ([]string)
+	MethodSkill     = "skill"      // a skills operation: contracts.SkillRequest → its text (string)
+	MethodSchedule  = "schedule"   // an approved schedule call: contracts.ScheduleRequest → its text (string)
+	MethodMemory    = "memory"     // remember or recall: contracts.MemoryRequest → its text (string)
+	MethodFindTools = "find_tools" // find_tools: contracts.FindTools → the matches ([]contracts.SelfTool)
 	// MethodStart is asked before the owner's approved call runs: its call
 	// id → true once the daemon has recorded that it starts. Write-ahead:
 	// a call whose start was not recorded never runs.

@@ -31,6 +31,13 @@ type Daemon interface {
 	Memory(ctx context.Context, req contracts.MemoryRequest) (string, error)
 }
 
+// ToolFinder is what find_tools asks of the daemon: the live self-coded
+// tools most relevant to query that the turn does not offer yet. The
+// daemon's client in a worker process is one.
+type ToolFinder interface {
+	FindTools(ctx context.Context, query string) ([]contracts.SelfTool, error)
+}
+
 // Serve runs one turn in the worker process: it reads the Job from conn,
 // builds the tools, runs the loop with the daemon as the model, reports each
 // tool execution as an event and sends the Result. A cancel frame, or the
@@ -114,8 +121,9 @@ type daemonClient struct {
 }
 
 var (
-	_ Model  = (*daemonClient)(nil)
-	_ Daemon = (*daemonClient)(nil)
+	_ Model      = (*daemonClient)(nil)
+	_ Daemon     = (*daemonClient)(nil)
+	_ ToolFinder = (*daemonClient)(nil)
 )
 
 func newRemote(conn *wire.Conn) *daemonClient {
@@ -148,6 +156,16 @@ func (m *daemonClient) Skill(ctx context.Context, req contracts.SkillRequest) (s
 		return "", err
 	}
 	return out, nil
+}
+
+// FindTools asks the daemon for the live self-coded tools most relevant
+// to query that the turn does not offer yet (find_tools).
+func (m *daemonClient) FindTools(ctx context.Context, query string) ([]contracts.SelfTool, error) {
+	var found []contracts.SelfTool
+	if err := m.calls.Call(ctx, wire.MethodFindTools, contracts.FindTools{Query: query}, &found); err != nil {
+		return nil, err
+	}
+	return found, nil
 }
 
 // Starting tells the daemon that the owner's approved call callID is about

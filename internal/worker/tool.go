@@ -111,7 +111,10 @@ func NewBuiltin[In any](name, description string, fn func(context.Context, In) (
 }
 
 // Registry holds the tools of a turn by name. It refuses duplicate names.
+// It is safe for concurrent use: a tool may add tools to the turn it runs
+// in (find_tools), for the next model call.
 type Registry struct {
+	mu    sync.RWMutex
 	tools map[string]*Tool
 }
 
@@ -124,14 +127,16 @@ func (r *Registry) Add(t *Tool) error {
 	if t == nil || t.Name == "" {
 		return fmt.Errorf("registry: tool without a name")
 	}
-	if _, dup := r.tools[t.Name]; dup {
-		return fmt.Errorf("registry: duplicate tool %q", t.Name)
-	}
 	if t.Params == nil {
 		// A built-in's schema is resolved now: a broken one is a bug.
 		if _, err := t.resolve(); err != nil {
 			return fmt.Errorf("registry: tool %q: resolve schema: %w", t.Name, err)
 		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.tools[t.Name]; dup {
+		return fmt.Errorf("registry: duplicate tool %q", t.Name)
 	}
 	r.tools[t.Name] = t
 	return nil
@@ -139,16 +144,20 @@ func (r *Registry) Add(t *Tool) error {
 
 // Get returns the tool called name.
 func (r *Registry) Get(name string) (*Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	t, ok := r.tools[name]
 	return t, ok
 }
 
 // Tools returns every registered tool, sorted by name.
 func (r *Registry) Tools() []*Tool {
+	r.mu.RLock()
 	out := make([]*Tool, 0, len(r.tools))
 	for _, t := range r.tools {
 		out = append(out, t)
 	}
+	r.mu.RUnlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }

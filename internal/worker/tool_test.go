@@ -39,3 +39,27 @@ func TestNewBuiltin(t *testing.T) {
 		})
 	}
 }
+
+// TestRegistryAddWhileRead: a tool may add tools while the loop reads the
+// registry (find_tools); run with -race.
+func TestRegistryAddWhileRead(t *testing.T) {
+	t.Parallel()
+	reg := NewRegistry()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 50 {
+			if err := reg.Add(&Tool{Name: "t" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Params: []byte(`{"type":"object"}`)}); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	for range 50 {
+		_ = reg.Specs()
+		reg.Get("taa")
+	}
+	<-done
+	if n := len(reg.Tools()); n != 50 {
+		t.Errorf("%d tools, want 50", n)
+	}
+}

@@ -70,6 +70,10 @@ type Env struct {
 	Tools         []contracts.SelfTool
 	AllowDegraded bool
 	Python        bool // python3 is available for Python tools
+	// Search offers find_tools (Tools are only some of the live tools,
+	// contracts.Job.ToolSearch), which asks Finder for more.
+	Search bool
+	Finder worker.ToolFinder
 	// HTTP is the client that serves the http capability; nil means
 	// netguard with a MaxHTTPBody cap and no redirects followed. Tests
 	// inject one whose resolver and AllowAddr serve a test host from
@@ -185,7 +189,8 @@ func GatePolicy(env Env) sandbox.Policy {
 	}
 }
 
-// Register adds propose_tool and every live self-coded tool to reg. A
+// Register adds propose_tool, every live self-coded tool of env.Tools and,
+// with env.Search, find_tools to reg. A
 // self-coded tool never shadows a built-in: one whose name is taken is
 // left out.
 func Register(reg *worker.Registry, env Env) error {
@@ -206,6 +211,15 @@ func Register(reg *worker.Registry, env Env) error {
 		t := selfTool(env, st)
 		if err := reg.Add(t); err != nil {
 			return fmt.Errorf("selftools: %s: %w", st.Name, err)
+		}
+	}
+	if env.Search {
+		ft, err := FindTool(reg, env.Finder, func(st contracts.SelfTool) *worker.Tool { return selfTool(env, st) })
+		if err != nil {
+			return err
+		}
+		if err := reg.Add(ft); err != nil {
+			return err
 		}
 	}
 	return nil
