@@ -62,15 +62,12 @@ func gate(req selftools.GateRequest) selftools.GateResult {
 			return fail("%v", err)
 		}
 		defer os.RemoveAll(dir)
-		meta, err := pytool.Check(ctx, "python3", req.Name, []byte(req.Code), []byte(req.Test))
-		if err != nil {
+		// The checks and, if they pass, the test, in one python3 process.
+		meta, rep, err := pytool.Gate(ctx, "python3", dir, req.Name, []byte(req.Code), []byte(req.Test), 20*time.Second)
+		switch {
+		case pytool.IsCheckFailure(err):
 			return fail("static checks: %v", err)
-		}
-		if err := writeSources(dir, req); err != nil {
-			return fail("%v", err)
-		}
-		rep, err := pytool.RunTests(ctx, "python3", dir, req.Name, 20*time.Second, pytool.Host{})
-		if err != nil {
+		case err != nil:
 			return fail("test run: %v", err)
 		}
 		res = selftools.GateResult{Passed: rep.Passed, Description: meta.Description, Parameters: meta.ParamsSchema,
@@ -79,13 +76,6 @@ func gate(req selftools.GateRequest) selftools.GateResult {
 		return fail("unknown language %q", req.Language)
 	}
 	return res
-}
-
-func writeSources(dir string, req selftools.GateRequest) error {
-	if err := os.WriteFile(filepath.Join(dir, req.Name+".py"), []byte(req.Code), 0o600); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "test_"+req.Name+".py"), []byte(req.Test), 0o600)
 }
 
 // testLine is one test's outcome in a gate report, either language.

@@ -71,6 +71,18 @@ func Check(ctx context.Context, python string, name string, code, test []byte) (
 	if err := checkName(name); err != nil {
 		return Meta{}, err
 	}
+	if err := sizeProblems(name, code, test); err != nil {
+		return Meta{}, err
+	}
+	out, err := runChecker(ctx, python, name, code, test)
+	if err != nil {
+		return Meta{}, err
+	}
+	return checkResult(name, out)
+}
+
+// sizeProblems refuses a tool or test larger than MaxSource before any checker runs.
+func sizeProblems(name string, code, test []byte) error {
 	var refused []Problem
 	for _, f := range []struct {
 		file string
@@ -81,12 +93,14 @@ func Check(ctx context.Context, python string, name string, code, test []byte) (
 		}
 	}
 	if refused != nil {
-		return Meta{}, &CheckError{refused}
+		return &CheckError{refused}
 	}
-	out, err := runChecker(ctx, python, name, code, test)
-	if err != nil {
-		return Meta{}, err
-	}
+	return nil
+}
+
+// checkResult turns the checker's answer into Check's: the Meta, a *CheckError, or an
+// error wrapping ErrChecker.
+func checkResult(name string, out checkerOutput) (Meta, error) {
 	if len(out.Problems) > 0 {
 		return Meta{}, &CheckError{out.Problems}
 	}
@@ -114,20 +128,35 @@ type checkerOutput struct {
 	} `json:"meta"`
 }
 
+// checkerScript is the checker's four parts as one script.
+func checkerScript() string {
+	return checkSource + "\n" + checkReflect + "\n" + checkTree + "\n" + checkMeta
+}
+
+// checkerRequest is the checker's request. The gate sends the checker's source with it
+// (checker); Check runs that source as its script instead.
+type checkerRequest struct {
+	Name    string   `json:"name"`
+	Code    string   `json:"code"` // base64
+	Test    string   `json:"test"` // base64
+	Allowed []string `json:"allowed"`
+	Checker string   `json:"checker,omitempty"`
+}
+
+func newCheckerRequest(name string, code, test []byte) checkerRequest {
+	return checkerRequest{Name: name, Code: base64.StdEncoding.EncodeToString(code),
+		Test: base64.StdEncoding.EncodeToString(test), Allowed: allowedModules}
+}
+
 func runChecker(ctx context.Context, python, name string, code, test []byte) (checkerOutput, error) {
 	var out checkerOutput
-	req, err := json.Marshal(map[string]any{
-		"name":    name,
-		"code":    base64.StdEncoding.EncodeToString(code),
-		"test":    base64.StdEncoding.EncodeToString(test),
-		"allowed": allowedModules,
-	})
+	req, err := json.Marshal(newCheckerRequest(name, code, test))
 	if err != nil {
 		return out, fmt.Errorf("%w: %v", ErrChecker, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	script := checkSource + "\n" + checkReflect + "\n" + checkTree + "\n" + checkMeta
+	script := checkerScript()
 	cmd := command(ctx, python, "", append(pythonFlags, "-c", script)...)
 	stdout := &capWriter{max: 4 << 20}
 	stderr := &capWriter{max: MaxResult}

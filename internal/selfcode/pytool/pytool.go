@@ -1,6 +1,7 @@
 // Package pytool is the Python half of self-coded tools: the static gate (Check), the
 // test run (RunTests) and a call (Call), each a python3 child started from embedded
-// scripts. It never imports a tool into this process, and it does not sandbox: the
+// scripts, and Gate, Check then RunTests in one python3 child, as a proposal's gate runs
+// them. It never imports a tool into this process, and it does not sandbox: the
 // caller runs it inside the kernel sandbox (no network, a temporary home, a memory cap).
 //
 // # What Check refuses, and why this way

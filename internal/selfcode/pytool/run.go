@@ -59,10 +59,16 @@ type TestReport struct {
 // group, at timeout. A failing or hanging test is in the report; the error is for a
 // broken system (python3 cannot start, ctx cancelled).
 func RunTests(ctx context.Context, python, dir, name string, timeout time.Duration, host Host) (TestReport, error) {
-	s, err := run(ctx, python, dir, name, "test", nil, timeout, host)
+	s, err := run(ctx, python, dir, name, "test", nil, timeout, host, nil)
 	if err != nil {
 		return TestReport{}, err
 	}
+	return testReport(s, name, timeout), nil
+}
+
+// testReport reads a test run's report from the events of s (a "check" event, the
+// gate's, is skipped).
+func testReport(s session, name string, timeout time.Duration) TestReport {
 	rep := TestReport{Output: s.output, Duration: s.duration}
 	index := map[string]int{}
 	finished := map[string]bool{}
@@ -115,7 +121,7 @@ func RunTests(ctx context.Context, python, dir, name string, timeout time.Durati
 	for _, t := range rep.Tests {
 		rep.Passed = rep.Passed && t.OK
 	}
-	return rep, nil
+	return rep
 }
 
 // Call runs <name>.py's run(**args) in dir with python, and returns its result as text: a
@@ -130,7 +136,7 @@ func Call(ctx context.Context, python, dir, name string, args json.RawMessage, t
 	if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
 		return "", fmt.Errorf("pytool: call %s: the arguments must be a JSON object", name)
 	}
-	s, err := run(ctx, python, dir, name, "call", args, timeout, host)
+	s, err := run(ctx, python, dir, name, "call", args, timeout, host, nil)
 	if err != nil {
 		return "", err
 	}
@@ -162,6 +168,9 @@ type event struct {
 	Message   string   `json:"message"`
 	Value     string   `json:"value"`
 	Truncated bool     `json:"truncated"`
+	// The gate's "check" event: the checker's answer and the seconds it took.
+	Result  json.RawMessage `json:"result"`
+	Seconds float64         `json:"seconds"`
 }
 
 // session is what one runner process left behind.
@@ -187,7 +196,10 @@ func (s session) stopped(timeout time.Duration) string {
 	return "the process ended early"
 }
 
-func run(ctx context.Context, python, dir, name, mode string, stdin []byte, timeout time.Duration, host Host) (session, error) {
+// run runs the runner (or, mode "gate", the gate's prelude and the runner) and collects
+// its events. stop, if not nil, sees each event as it comes; when it returns true the
+// process is killed there.
+func run(ctx context.Context, python, dir, name, mode string, stdin []byte, timeout time.Duration, host Host, stop func(event) bool) (session, error) {
 	var s session
 	if !canRun {
 		return s, fmt.Errorf("pytool: running tools: %w on this platform", errors.ErrUnsupported)
@@ -203,7 +215,7 @@ func run(ctx context.Context, python, dir, name, mode string, stdin []byte, time
 		return s, fmt.Errorf("pytool: %s %s: %w", mode, name, err)
 	}
 	need := []string{name + ".py"}
-	if mode == "test" {
+	if mode == "test" || mode == "gate" {
 		need = append(need, "test_"+name+".py")
 	}
 	for _, f := range need {
@@ -225,7 +237,11 @@ func run(ctx context.Context, python, dir, name, mode string, stdin []byte, time
 		granted = "1"
 	}
 	allowed := strings.Join(allowedModules, ",")
-	cmd := command(runCtx, python, dir, append(pythonFlags, "-c", runnerScript, mode, name, perTest, granted, allowed)...)
+	script := runnerScript
+	if mode == "gate" {
+		script = gateScript + "\n" + runnerScript
+	}
+	cmd := command(runCtx, python, dir, append(pythonFlags, "-c", script, mode, name, perTest, granted, allowed)...)
 	cmd.ExtraFiles = p.child
 	out := &capWriter{max: MaxResult}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -245,7 +261,7 @@ func run(ctx context.Context, python, dir, name, mode string, stdin []byte, time
 		close(httpDone)
 	}
 
-	s.events, s.protoErr = readEvents(runCtx, p.results)
+	s.events, s.protoErr = readEvents(runCtx, p.results, stop)
 	killGroup(cmd) // the runner is done or dead: end whatever it started
 	s.waitErr = cmd.Wait()
 	s.duration = time.Since(start)
@@ -306,10 +322,10 @@ func (p *pipes) close() {
 	}
 }
 
-// readEvents reads the runner's JSON lines until EOF. When ctx is done the process group
-// is being killed, which ends the pipe; if something outside the group still holds it,
-// the read is abandoned after waitDelay.
-func readEvents(ctx context.Context, r *os.File) ([]event, error) {
+// readEvents reads the runner's JSON lines until EOF, or until stop (if not nil) returns
+// true for one. When ctx is done the process group is being killed, which ends the pipe;
+// if something outside the group still holds it, the read is abandoned after waitDelay.
+func readEvents(ctx context.Context, r *os.File, stop func(event) bool) ([]event, error) {
 	type result struct {
 		events []event
 		err    error
@@ -327,6 +343,9 @@ func readEvents(ctx context.Context, r *os.File) ([]event, error) {
 			}
 			if len(res.events) < 3*maxTests+8 {
 				res.events = append(res.events, ev)
+			}
+			if stop != nil && stop(ev) {
+				break // the caller kills the process
 			}
 		}
 		if res.err == nil {

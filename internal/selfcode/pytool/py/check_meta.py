@@ -254,11 +254,18 @@ def check(name, code, test):
     return {"problems": problems, "meta": meta}
 
 
-def main():
-    req = json.loads(sys.stdin.buffer.read())
+def check_request(req):
+    """The checker's answer to a request (name, code and test in base64, allowed)."""
     load_modules(req["allowed"])
-    out = check(req["name"], base64.b64decode(req["code"]), base64.b64decode(req["test"]))
+    return check(req["name"], base64.b64decode(req["code"]), base64.b64decode(req["test"]))
+
+
+def main():
+    out = check_request(json.loads(sys.stdin.buffer.read()))
     sys.stdout.write(json.dumps(out, ensure_ascii=True))
 
 
-main()
+# Run as a script (Check), the checker answers on stdout; the gate (py/gate.py) runs it in
+# a namespace of its own and calls check_request itself.
+if __name__ == "__main__":
+    main()

@@ -32,18 +32,45 @@ import traceback  # noqa: F401
 MAX_SOURCE = 64 << 10
 MAX_PROBLEMS = 50
 
+class Modules:
+    """The allowed modules by name. Membership is by name; a module is imported here, into
+    the checker, the first time it is looked up, to resolve module.attr against the real
+    module. Importing all of them up front cost more than the rest of the check; a file
+    can only name the ones it imports. A package comes with every allowed submodule of it
+    (html with html.entities and html.parser), so a package's attributes are the same
+    whichever of them a file imports."""
+
+    def __init__(self, names=()):
+        self.names = frozenset(names)
+        self.loaded = {}
+
+    def __contains__(self, name):
+        return name in self.names
+
+    def __getitem__(self, name):
+        if name not in self.names:
+            raise KeyError(name)
+        if name not in self.loaded:
+            top = name.split(".")[0]
+            for n in sorted(self.names):  # a package before its submodules
+                if n == top or n.startswith(top + "."):
+                    self.loaded[n] = importlib.import_module(n)
+        return self.loaded[name]
+
+    def get(self, name, default=None):
+        return self[name] if name in self.names else default
+
+
 # The pure standard-library modules a tool may import: the Go side sends the list (its
-# AllowedModules) with each request, and load_modules imports them here, into the
-# checker, to resolve module.attr against the real modules.
+# AllowedModules) with each request; load_modules makes them the table above.
 ALLOWED_MODULES = ()
-MODULES = {}
+MODULES = Modules()
 
 
 def load_modules(names):
-    global ALLOWED_MODULES
+    global ALLOWED_MODULES, MODULES
     ALLOWED_MODULES = tuple(names)
-    for m in names:
-        MODULES[m] = importlib.import_module(m)
+    MODULES = Modules(names)
 
 
 # The host module the runner injects; its functions fail closed unless granted.
