@@ -129,8 +129,8 @@ bench() { # name benchtime [package]
 }
 bench BenchmarkExecTrue 300x ./internal/sandbox
 bench BenchmarkSandboxTrue 300x ./internal/sandbox
-bench BenchmarkServeTurn 500x
-bench BenchmarkDaemonIdleRSS 1x
+bench 'BenchmarkServeTurn/.*' 500x
+bench 'BenchmarkDaemonIdleRSS/.*' 1x
 bench BenchmarkVersionColdStart 100x
 bench BenchmarkChatOneShot 50x
 bench BenchmarkBinarySize 1x
@@ -173,12 +173,17 @@ on 127.0.0.1 that answers at once):
   reply, 500 turns after one warm-up. Each turn spawns a worker process, makes one model call
   through the daemon over the frame pipe, and commits history and usage to SQLite. p50/p99 of
   the samples. The worker runs inside the sandbox (namespaces, mount view, rlimits, seccomp),
-  in the sandbox helper's own process.
+  in the sandbox helper's own process. Measured with \`agent.warm_worker\` on (the default: the
+  turn is handed a worker started ahead, after the previous turn's, and the next one starts
+  while the turn runs) and off (the turn starts its own), each with turns back to back and at
+  a person's pace (20 ms, not timed, between a reply and the next message).
 - **Sandbox cost**: \`/bin/true\` through the whole sandbox (helper start, user/mount/PID/net/IPC/UTS
   namespaces, the read-only mount view, rlimits, capabilities dropped, Landlock, seccomp, and
   teardown of the PID namespace) against a plain fork and exec of \`/bin/true\`, 300 runs each.
 - **Daemon idle RSS**: \`VmRSS\` and \`RssAnon\` from \`/proc/<pid>/status\` of \`shelldon serve\`
-  one second after start, and again one second after one turn.
+  one second after start, and again one second after one turn, with \`agent.warm_worker\` on and
+  off; with it on, also the same figures summed over the daemon's children (the worker started
+  ahead, which starts after the first turn).
 - **Cold start**: wall time of \`shelldon version\` as a new process, 100 runs.
 - **One-shot chat**: wall time of \`shelldon chat -m hi\` (load config, open the store, one
   turn with a worker, exit), 50 runs; peak RSS is the process's \`ru_maxrss\`.
@@ -191,12 +196,15 @@ on 127.0.0.1 that answers at once):
 |---|---|---|
 | sandboxed \`/bin/true\` | $(ms BenchmarkSandboxTrue) ms | |
 | plain exec of \`/bin/true\` | $(ms BenchmarkExecTrue) ms | |
-| per-turn overhead p50 | $(metric BenchmarkServeTurn p50-ms) ms | ≤ 15 ms |
-| per-turn overhead p99 | $(metric BenchmarkServeTurn p99-ms) ms | |
-| daemon idle VmRSS | $(metric BenchmarkDaemonIdleRSS VmRSS-MB) MB | ≤ 20 MB |
-| daemon idle RssAnon | $(metric BenchmarkDaemonIdleRSS RssAnon-MB) MB | |
-| daemon VmRSS after one turn | $(metric BenchmarkDaemonIdleRSS VmRSS-after-turn-MB) MB | |
-| daemon RssAnon after one turn | $(metric BenchmarkDaemonIdleRSS RssAnon-after-turn-MB) MB | |
+| per-turn overhead p50 / p99, warm worker, person's pace | $(metric BenchmarkServeTurn/warm/paced p50-ms) / $(metric BenchmarkServeTurn/warm/paced p99-ms) ms | ≤ 6 ms p50 |
+| per-turn overhead p50 / p99, warm worker, back to back | $(metric BenchmarkServeTurn/warm/back-to-back p50-ms) / $(metric BenchmarkServeTurn/warm/back-to-back p99-ms) ms | |
+| per-turn overhead p50 / p99, no warm worker, person's pace | $(metric BenchmarkServeTurn/cold/paced p50-ms) / $(metric BenchmarkServeTurn/cold/paced p99-ms) ms | |
+| per-turn overhead p50 / p99, no warm worker, back to back | $(metric BenchmarkServeTurn/cold/back-to-back p50-ms) / $(metric BenchmarkServeTurn/cold/back-to-back p99-ms) ms | |
+| daemon idle VmRSS, warm worker on / off | $(metric BenchmarkDaemonIdleRSS/warm VmRSS-MB) / $(metric BenchmarkDaemonIdleRSS/cold VmRSS-MB) MB | ≤ 20 MB |
+| daemon idle RssAnon, warm worker on / off | $(metric BenchmarkDaemonIdleRSS/warm RssAnon-MB) / $(metric BenchmarkDaemonIdleRSS/cold RssAnon-MB) MB | |
+| daemon VmRSS after one turn, warm worker on / off | $(metric BenchmarkDaemonIdleRSS/warm VmRSS-after-turn-MB) / $(metric BenchmarkDaemonIdleRSS/cold VmRSS-after-turn-MB) MB | |
+| daemon RssAnon after one turn, warm worker on / off | $(metric BenchmarkDaemonIdleRSS/warm RssAnon-after-turn-MB) / $(metric BenchmarkDaemonIdleRSS/cold RssAnon-after-turn-MB) MB | |
+| the worker waiting after one turn (the daemon's children), VmRSS / RssAnon | $(metric BenchmarkDaemonIdleRSS/warm children-VmRSS-after-turn-MB) / $(metric BenchmarkDaemonIdleRSS/warm children-RssAnon-after-turn-MB) MB | |
 | \`shelldon version\` cold start p50 / p99 | $(metric BenchmarkVersionColdStart p50-ms) / $(metric BenchmarkVersionColdStart p99-ms) ms | |
 | \`shelldon chat -m\` wall p50 / p99 | $(metric BenchmarkChatOneShot p50-ms) / $(metric BenchmarkChatOneShot p99-ms) ms | |
 | \`shelldon chat -m\` peak RSS | $(metric BenchmarkChatOneShot peak-RSS-MB) MB | |

@@ -35,14 +35,36 @@ func percentiles(b *testing.B, samples []time.Duration) {
 	b.ReportMetric(at(0.99), "p99-ms")
 }
 
+// warmModes are the daemon with agent.warm_worker on and off, as the
+// extra config of home.
+var warmModes = []struct{ name, config string }{
+	{"warm", "agent:\n  warm_worker: true\n"},
+	{"cold", "agent:\n  warm_worker: false\n"},
+}
+
 // BenchmarkServeTurn is the per-turn overhead of the daemon: POST /api/chat
 // in to reply out, with a fake provider on loopback that answers at once.
-// It includes the worker spawn, the model call over the pipe, SQLite commits.
+// It includes the worker spawn (or the hand-over of the worker started
+// ahead), the model call over the pipe, SQLite commits. It runs with the
+// warm worker on and off, with turns back to back and at a person's pace
+// (20 ms between a reply and the next message, not timed), where the next
+// worker has had time to start.
 func BenchmarkServeTurn(b *testing.B) {
+	for _, mode := range warmModes {
+		for _, pace := range []struct {
+			name string
+			gap  time.Duration
+		}{{"back-to-back", 0}, {"paced", 20 * time.Millisecond}} {
+			b.Run(mode.name+"/"+pace.name, func(b *testing.B) { serveTurns(b, mode.config, pace.gap) })
+		}
+	}
+}
+
+func serveTurns(b *testing.B, config string, gap time.Duration) {
 	srv := brokertest.NewServer(b, "openai", func(brokertest.Recorded) brokertest.Reply {
 		return brokertest.Reply{Text: "ok"}
 	})
-	h := home(b, "openai", srv.BaseURL(), "  stream: false\n")
+	h := home(b, "openai", srv.BaseURL(), "  stream: false\n"+config)
 	d := startServe(b, h)
 	body, _ := json.Marshal(map[string]string{"chat": "bench", "text": "hi"})
 	post := func() {
@@ -58,6 +80,11 @@ func BenchmarkServeTurn(b *testing.B) {
 	samples := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for range b.N {
+		if gap > 0 {
+			b.StopTimer()
+			time.Sleep(gap)
+			b.StartTimer()
+		}
 		start := time.Now()
 		post()
 		samples = append(samples, time.Since(start))
@@ -67,22 +94,53 @@ func BenchmarkServeTurn(b *testing.B) {
 }
 
 // BenchmarkDaemonIdleRSS reports the resident memory of `shelldon serve`
-// idle after start and after one turn.
+// idle after start and after one turn, and of its children then (the
+// worker started ahead, with the warm worker on), with the warm worker on
+// and off.
 func BenchmarkDaemonIdleRSS(b *testing.B) {
 	srv := brokertest.NewServer(b, "openai", func(brokertest.Recorded) brokertest.Reply { return brokertest.Reply{Text: "ok"} })
-	for range b.N {
-		h := home(b, "openai", srv.BaseURL(), "")
-		d := startServe(b, h)
-		time.Sleep(time.Second)
-		rss, anon := procRSS(b, d.cmd.Process.Pid)
-		b.ReportMetric(rss, "VmRSS-MB")
-		b.ReportMetric(anon, "RssAnon-MB")
-		d.do(b, "POST", "/api/chat", d.token, map[string]string{"text": "hi"})
-		time.Sleep(time.Second)
-		rss, anon = procRSS(b, d.cmd.Process.Pid)
-		b.ReportMetric(rss, "VmRSS-after-turn-MB")
-		b.ReportMetric(anon, "RssAnon-after-turn-MB")
+	for _, mode := range warmModes {
+		b.Run(mode.name, func(b *testing.B) {
+			for range b.N {
+				h := home(b, "openai", srv.BaseURL(), mode.config)
+				d := startServe(b, h)
+				time.Sleep(time.Second)
+				rss, anon := procRSS(b, d.cmd.Process.Pid)
+				b.ReportMetric(rss, "VmRSS-MB")
+				b.ReportMetric(anon, "RssAnon-MB")
+				rss, anon = childrenRSS(b, d.cmd.Process.Pid)
+				b.ReportMetric(rss, "children-VmRSS-MB")
+				b.ReportMetric(anon, "children-RssAnon-MB")
+				d.do(b, "POST", "/api/chat", d.token, map[string]string{"text": "hi"})
+				time.Sleep(time.Second)
+				rss, anon = procRSS(b, d.cmd.Process.Pid)
+				b.ReportMetric(rss, "VmRSS-after-turn-MB")
+				b.ReportMetric(anon, "RssAnon-after-turn-MB")
+				rss, anon = childrenRSS(b, d.cmd.Process.Pid)
+				b.ReportMetric(rss, "children-VmRSS-after-turn-MB")
+				b.ReportMetric(anon, "children-RssAnon-after-turn-MB")
+			}
+		})
 	}
+}
+
+// childrenRSS sums the resident memory of pid's descendants (the children
+// of each of its threads).
+func childrenRSS(b *testing.B, pid int) (rss, anon float64) {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, t := range tasks {
+		data, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(data)) {
+			child, _ := strconv.Atoi(f)
+			r, a := procRSS(b, child)
+			cr, ca := childrenRSS(b, child)
+			rss, anon = rss+r+cr, anon+a+ca
+		}
+	}
+	return rss, anon
 }
 
 func procRSS(b *testing.B, pid int) (rss, anon float64) {

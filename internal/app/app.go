@@ -58,8 +58,9 @@ type App struct {
 
 	environ  []string
 	model    *liveModel
-	skillLib *skill.Library // the skills: in the daemon, the library its turns and promotions use
-	cfgMu    sync.Mutex     // guards Config and Providers across live reloads
+	skillLib *skill.Library    // the skills: in the daemon, the library its turns and promotions use
+	warm     *core.WarmSpawner // the worker started ahead (agent.warm_worker), or nil
+	cfgMu    sync.Mutex        // guards Config and Providers across live reloads
 	// settingsMu serializes the changes to the owner's files (the
 	// settings API, an approved update_config): each is prepared from
 	// the files and written whole, one at a time.
@@ -171,6 +172,11 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 		log.Warn("no sandbox on " + runtime.GOOS + ": each turn's worker runs as a plain child process, and tools that run model-chosen code refuse to run")
 		spawner = &core.ExecSpawner{Path: exe, Args: childproc.WorkerArgs, Env: core.WorkerEnv(environ), Logger: log}
 	}
+	if mode == ForDaemon && *cfg.Agent.WarmWorker {
+		// It starts nothing ahead until Warm (after harden).
+		a.warm = &core.WarmSpawner{Spawner: spawner, Logger: log}
+		spawner = a.warm
+	}
 	c, err := core.New(core.Options{
 		Store:   st,
 		Model:   model,
@@ -278,7 +284,26 @@ func reportTier(log *slog.Logger, tier sandbox.Tier, allowDegraded bool) {
 }
 
 // Close releases what Open took.
-func (a *App) Close() error { return a.Store.Close() }
+func (a *App) Close() error {
+	a.stopWarm()
+	return a.Store.Close()
+}
+
+// Warm starts keeping the next turn's worker started ahead, from the next
+// turn on, when agent.warm_worker is on: the daemon calls it once it is
+// hardened and ready to serve; a command that runs one turn never does.
+func (a *App) Warm() {
+	if a.warm != nil {
+		a.warm.Warm()
+	}
+}
+
+// stopWarm kills the worker waiting, if any, and starts no more.
+func (a *App) stopWarm() {
+	if a.warm != nil {
+		a.warm.Close()
+	}
+}
 
 // buildProviders makes one adapter per configured provider, in order, for
 // a config the owner wrote (at start, doctor, the settings API): each key

@@ -166,6 +166,7 @@ func (e cmdEnv) chatCmd() *cobra.Command {
 				}
 				return nil
 			}
+			a.Warm() // from the second turn on, its worker waits while the owner types
 			if err := term.Run(cmd.Context()); errors.Is(err, cli.ErrUndecided) {
 				// Run has said what waits and how to decide it.
 				return exitError{code: cli.ExitApproval}

@@ -133,6 +133,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	a.Log.Info("shelldon serving", "addr", d.ln.Addr().String(), "token_from", d.source,
 		"provider", cfg.Provider.Kind, "model", cfg.Provider.Model, "version", versionString())
+	a.Warm()
 	errc := make(chan error, 1)
 	go func() { errc <- d.srv.Serve(d.ln) }()
 	f.run(func() { d.approvalDuties(ctx, work) })
@@ -146,6 +147,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		a.Log.Info("shutting down")
 	}
 	d.drain(f, cancelWork, botDone)
+	a.stopWarm()
 	return err
 }
 

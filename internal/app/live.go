@@ -72,6 +72,11 @@ func (a *App) install(cfg *config.Config, providers []provider.Provider) {
 	a.Core.SetBudgets(cfg.Budgets())
 	a.Redactor.set(redact.New(cfg.Secrets()...))
 	a.setConfig(cfg, providers)
+	if a.warm != nil {
+		// The worker waiting was started under the config before; the
+		// next turn gets one started under this one.
+		a.warm.Invalidate()
+	}
 	a.Log.Info("config applied", "provider", cfg.Provider.Kind, "model", cfg.Provider.Model)
 }
 

@@ -71,6 +71,10 @@ type AgentConfig struct {
 	HistoryChars int      `yaml:"history_chars"`  // default 24000
 	SystemPrompt string   `yaml:"system_prompt"`  // optional extra instructions
 	Workers      int      `yaml:"workers"`        // concurrent turns; default 2
+	// WarmWorker keeps the next turn's worker started ahead of need (one
+	// idle process); the owner's key, never the agent's. Never nil after
+	// Load; default true.
+	WarmWorker *bool `yaml:"warm_worker"`
 }
 
 // TelegramConfig is the Telegram transport, on when the token is set.

@@ -56,7 +56,7 @@ func TestLoadDefaults(t *testing.T) {
 		c.Workspace = filepath.Join(home, "workspace")
 		c.Approvals.TTL = Duration(time.Hour)
 		c.Agent = AgentConfig{MaxToolCalls: 6, TurnBudget: Duration(25 * time.Second),
-			Reserve: Duration(2 * time.Second), HistoryChars: 24000, Workers: 2}
+			Reserve: Duration(2 * time.Second), HistoryChars: 24000, Workers: 2, WarmWorker: new(true)}
 		c.Telegram = TelegramConfig{TokenEnv: "TELEGRAM_BOT_TOKEN", APIBase: "https://api.telegram.org", WebhookSecretEnv: "TELEGRAM_WEBHOOK_SECRET"}
 		c.Log.Level = "info"
 		c.Selfcode.Strikes = 3

@@ -85,6 +85,9 @@ func (c *Config) complete() []error {
 	}
 	add(c.intIn("agent.history_chars", &a.HistoryChars, defaultHistoryChars, 1000, 1_000_000))
 	add(c.intIn("agent.workers", &a.Workers, defaultWorkers, 1, 16))
+	if a.WarmWorker == nil {
+		a.WarmWorker = new(true)
+	}
 	add(c.intIn("selfcode.strikes", &c.Selfcode.Strikes, 3, 1, 100))
 	if c.Sandbox.MinFreeDisk == 0 && !c.set("sandbox.min_free_disk") {
 		c.Sandbox.MinFreeDisk = defaultMinFreeDisk

@@ -12,8 +12,8 @@ import (
 // workspace, the server, the sandbox, Telegram, the resource guards such
 // as the skills' sizes, skills.max_skill_bytes and skills.max_file_bytes,
 // the spend budgets budget.* and when self-driven turns run, schedules.*,
-// and where the model's requests and the API keys go) is the owner's
-// alone.
+// whether a worker waits started ahead, agent.warm_worker, and where the
+// model's requests and the API keys go) is the owner's alone.
 //
 // provider.name and fallback[].name choose among the providers the owner
 // configured, by name: the daemon fills in their endpoint (kind, base_url,

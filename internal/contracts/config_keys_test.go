@@ -60,6 +60,7 @@ func TestCheckAgentConfig(t *testing.T) {
 		{`{"skills": {"max_skill_bytes": "4MiB"}}`, false},
 		{`{"skills": {"max_file_bytes": "16MiB"}}`, false},
 		{`{"sandbox": {"min_free_disk": 0}}`, false},
+		{`{"agent": {"warm_worker": false}}`, false},
 	} {
 		err := CheckAgentConfig(decode(t, tt.changes))
 		if err == nil {
