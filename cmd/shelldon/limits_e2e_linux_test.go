@@ -147,9 +147,22 @@ func TestServeUnderAThousandIdleConnections(t *testing.T) {
 			// past is closed already; the rest it closes at the header
 			// timeout.
 			evicted := 0
+			var open []net.Conn
 			for _, c := range idle {
 				if closedByPeer(c, time.Millisecond) {
 					evicted++
+				} else {
+					open = append(open, c)
+				}
+			}
+			if evicted < 1000-tc.maxConns {
+				// A close may still be on its way to the client (CI once
+				// counted 743 of 744 on a busy machine): look once more,
+				// longer, at the ones still open.
+				for _, c := range open {
+					if closedByPeer(c, 50*time.Millisecond) {
+						evicted++
+					}
 				}
 			}
 			if evicted < 1000-tc.maxConns {
