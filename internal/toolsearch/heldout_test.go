@@ -2,11 +2,9 @@ package toolsearch
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -50,27 +48,6 @@ func TestHeldout(t *testing.T) {
 		{"message without synonyms", &bare, func(r request) string { return r.Request }},
 		{"find_tools without synonyms", &bare, func(r request) string { return r.Query }},
 	} {
-		hits := make([]int, len(ks))
-		for _, r := range reqs {
-			ms := c.ix.Rank(c.text(r), ks[len(ks)-1])
-			pos := rankOf(ms, r.Tool)
-			for i, k := range ks {
-				if pos > 0 && pos <= k {
-					hits[i]++
-				}
-			}
-			if pos == 0 || pos > offered {
-				var top []string
-				for _, m := range ms[:min(len(ms), 3)] {
-					top = append(top, m.Name)
-				}
-				t.Logf("held-out miss (%s): %q -> %s at %d; top: %s", c.name, c.text(r), r.Tool, pos, strings.Join(top, ", "))
-			}
-		}
-		var row []string
-		for i, k := range ks {
-			row = append(row, fmt.Sprintf("@%d %.1f%%", k, 100*float64(hits[i])/float64(len(reqs))))
-		}
-		t.Logf("held-out recall (%s, %d requests, %d tools): %s", c.name, len(reqs), c.ix.Len(), strings.Join(row, "  "))
+		recall(t, "held-out "+c.name, c.ix, reqs, c.text, ks)
 	}
 }

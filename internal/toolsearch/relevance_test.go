@@ -82,32 +82,43 @@ func TestRelevance(t *testing.T) {
 		{"message without synonyms", &bare, func(r request) string { return r.Request }, 0.8},
 		{"find_tools without synonyms", &bare, func(r request) string { return r.Query }, 1},
 	} {
-		ix := c.ix
-		hits := make([]int, len(ks))
-		for _, r := range reqs {
-			ms := ix.Rank(c.text(r), ks[len(ks)-1])
-			pos := rankOf(ms, r.Tool)
-			for i, k := range ks {
-				if pos > 0 && pos <= k {
-					hits[i]++
-				}
-			}
-			if pos == 0 || pos > offered {
-				var top []string
-				for _, m := range ms[:min(len(ms), 3)] {
-					top = append(top, m.Name)
-				}
-				t.Logf("%s: %q -> %s at %d; top: %s", c.name, c.text(r), r.Tool, pos, strings.Join(top, ", "))
-			}
-		}
-		var row []string
-		for i, k := range ks {
-			row = append(row, fmt.Sprintf("@%d %.1f%%", k, 100*float64(hits[i])/float64(len(reqs))))
-		}
-		t.Logf("recall (%s, %d requests, %d tools): %s", c.name, len(reqs), ix.Len(), strings.Join(row, "  "))
-		got := float64(hits[slices.Index(ks, offered)]) / float64(len(reqs))
+		hits := recall(t, c.name, c.ix, reqs, c.text, ks)
+		got := hits[slices.Index(ks, offered)]
 		if got < c.want {
 			t.Errorf("%s: recall@%d = %.3f, want >= %.2f", c.name, offered, got, c.want)
 		}
 	}
+}
+
+// recall ranks each request's text (text picks the message or the
+// find_tools query) and returns, for each k in ks, the share of requests
+// whose tool is in the top k; it logs the misses (not offered) and the
+// figures under name.
+func recall(t *testing.T, name string, ix *Index, reqs []request, text func(request) string, ks []int) []float64 {
+	t.Helper()
+	hits := make([]int, len(ks))
+	for _, r := range reqs {
+		ms := ix.Rank(text(r), ks[len(ks)-1])
+		pos := rankOf(ms, r.Tool)
+		for i, k := range ks {
+			if pos > 0 && pos <= k {
+				hits[i]++
+			}
+		}
+		if pos == 0 || pos > offered {
+			var top []string
+			for _, m := range ms[:min(len(ms), 3)] {
+				top = append(top, m.Name)
+			}
+			t.Logf("%s miss: %q -> %s at %d; top: %s", name, text(r), r.Tool, pos, strings.Join(top, ", "))
+		}
+	}
+	shares := make([]float64, len(ks))
+	var row []string
+	for i, k := range ks {
+		shares[i] = float64(hits[i]) / float64(len(reqs))
+		row = append(row, fmt.Sprintf("@%d %.1f%%", k, 100*shares[i]))
+	}
+	t.Logf("recall (%s, %d requests, %d tools): %s", name, len(reqs), ix.Len(), strings.Join(row, "  "))
+	return shares
 }
