@@ -54,8 +54,7 @@ func (s *Store) AppendAudit(ctx context.Context, e AuditEntry) (int64, error) {
 	if e.At.IsZero() {
 		return 0, fmt.Errorf("store: append audit: %w: time", errEmptyArgument)
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO audit (at, chat, turn, kind, tool, args, summary, ok, duration_ns)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	res, err := s.stmt(ctx, nil, hotAppendAudit).ExecContext(ctx,
 		nanos(e.At), e.Chat, e.Turn, e.Kind, e.Tool, e.Args, e.Summary, e.OK, int64(e.Duration))
 	if err != nil {
 		return 0, fmt.Errorf("store: append audit: %w", err)

@@ -2,7 +2,7 @@ package store
 
 import (
 	"context"
-	"encoding/json"
+	"database/sql"
 	"fmt"
 	"unicode/utf8"
 
@@ -22,8 +22,7 @@ func (s *Store) History(ctx context.Context, chat string, budgetChars int) ([]co
 	if budgetChars <= 0 {
 		return nil, nil
 	}
-	rows, err := s.db.QueryContext(ctx,
-		`SELECT id, chars FROM turns WHERE chat = ? AND messages > 0 ORDER BY id DESC`, chat)
+	rows, err := s.stmt(ctx, nil, hotHistoryTurns).QueryContext(ctx, chat)
 	if err != nil {
 		return nil, fmt.Errorf("store: history of %q: %w", chat, err)
 	}
@@ -83,8 +82,7 @@ func (s *Store) History(ctx context.Context, chat string, budgetChars int) ([]co
 // grouped by turn, oldest first. A turn that finished after History chose
 // its turns is left out even when its id lies in the range.
 func (s *Store) messages(ctx context.Context, chat string, lo, hi int64, picked map[int64]bool) ([][]contracts.Message, error) {
-	rows, err := s.db.QueryContext(ctx,
-		`SELECT turn, body FROM messages WHERE chat = ? AND turn BETWEEN ? AND ? ORDER BY turn, seq`, chat, lo, hi)
+	rows, err := s.stmt(ctx, nil, hotHistoryMessages).QueryContext(ctx, chat, lo, hi)
 	if err != nil {
 		return nil, err
 	}
@@ -92,20 +90,18 @@ func (s *Store) messages(ctx context.Context, chat string, lo, hi int64, picked 
 	var (
 		out  [][]contracts.Message
 		last int64
+		body sql.RawBytes // one buffer for every row: decodeMessage copies what it keeps
 	)
 	for rows.Next() {
-		var (
-			turn int64
-			body []byte
-			m    contracts.Message
-		)
+		var turn int64
 		if err := rows.Scan(&turn, &body); err != nil {
 			return nil, err
 		}
 		if !picked[turn] {
 			continue
 		}
-		if err := json.Unmarshal(body, &m); err != nil {
+		m, err := decodeMessage(body)
+		if err != nil {
 			return nil, fmt.Errorf("turn %d: decode message: %w", turn, err)
 		}
 		if turn != last || len(out) == 0 {

@@ -66,7 +66,7 @@ func (s *Store) BeginKeyedTurnAs(ctx context.Context, chat, key, input string, a
 	}
 	defer func() { _ = tx.Rollback() }()
 	var k KeyedStart
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM turns WHERE chat = ? AND request_key = ?`, chat, key).Scan(&k.Attempts); err != nil {
+	if err := s.stmt(ctx, tx, hotKeyedAttempts).QueryRowContext(ctx, chat, key).Scan(&k.Attempts); err != nil {
 		return fail(err)
 	}
 	if k.Attempts > 0 {
@@ -76,9 +76,7 @@ func (s *Store) BeginKeyedTurnAs(ctx context.Context, chat, key, input string, a
 			owner      string
 			pid        int
 		)
-		err := tx.QueryRowContext(ctx, `SELECT id, chat, input, status, reply, error, input_tokens, output_tokens,
-			provider, model, tool_calls, messages, started_at, ended_at, owner, pid
-			FROM turns WHERE chat = ? AND request_key = ? ORDER BY id DESC LIMIT 1`, chat, key).Scan(
+		err := s.stmt(ctx, tx, hotKeyedPrevious).QueryRowContext(ctx, chat, key).Scan(
 			&prev.ID, &prev.Chat, &prev.Input, &prev.Status, &prev.Reply, &prev.Error, &prev.Usage.InputTokens, &prev.Usage.OutputTokens,
 			&prev.Provider, &prev.Model, &prev.ToolCalls, &prev.Messages, &start, &end, &owner, &pid)
 		if err != nil {
@@ -89,13 +87,13 @@ func (s *Store) BeginKeyedTurnAs(ctx context.Context, chat, key, input string, a
 			if owner == s.owner || (pid != s.pid && processAlive(pid)) {
 				return KeyedStart{}, fmt.Errorf("store: message %q in %q (turn %d): %w", key, chat, prev.ID, ErrKeyBusy)
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE turns SET status = ?, error = ?, ended_at = ? WHERE id = ? AND status = ?`,
+			if _, err := s.stmt(ctx, tx, hotKeyedInterrupt).ExecContext(ctx,
 				StatusError, Interrupted, nanos(at), prev.ID, StatusRunning); err != nil {
 				return fail(err)
 			}
 			prev.Status, prev.Error, prev.EndedAt = StatusError, Interrupted, at.UTC()
 		}
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM approvals WHERE turn = ?`, prev.ID).Scan(&k.Filed); err != nil {
+		if err := s.stmt(ctx, tx, hotKeyedFiled).QueryRowContext(ctx, prev.ID).Scan(&k.Filed); err != nil {
 			return fail(err)
 		}
 		k.Previous = &prev
@@ -104,11 +102,10 @@ func (s *Store) BeginKeyedTurnAs(ctx context.Context, chat, key, input string, a
 			return k, tx.Commit()
 		}
 	}
-	if err := o.admit(ctx, tx); err != nil {
+	if err := o.admit(ctx, s, tx); err != nil {
 		return fail(err)
 	}
-	res, err := tx.ExecContext(ctx,
-		`INSERT INTO turns (chat, input, status, started_at, owner, pid, request_key, origin, weight) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	res, err := s.stmt(ctx, tx, hotBeginKeyedTurn).ExecContext(ctx,
 		chat, input, StatusRunning, nanos(at), s.owner, s.pid, key, o.kind(), o.Weight)
 	if err != nil {
 		return fail(err)

@@ -111,7 +111,7 @@ func (s *Store) Remember(ctx context.Context, chat string, turn int64, text stri
 	if err != nil {
 		return Fact{}, false, fmt.Errorf("store: remember: %w", err)
 	}
-	if err := auditFact(ctx, tx, AuditEntry{At: at, Chat: chat, Turn: turn, Kind: KindMemoryStored, Tool: contracts.ToolRemember,
+	if err := s.auditFact(ctx, tx, AuditEntry{At: at, Chat: chat, Turn: turn, Kind: KindMemoryStored, Tool: contracts.ToolRemember,
 		Args: factArgs(id, hash, ""), Summary: fmt.Sprintf("fact #%d stored", id), OK: true}); err != nil {
 		return Fact{}, false, fmt.Errorf("store: remember: %w", err)
 	}
@@ -154,16 +154,11 @@ func (s *Store) Facts(ctx context.Context, q FactQuery) ([]Fact, error) {
 		if match == "" {
 			return nil, nil
 		}
-		// The ranked ids first (ORDER BY rank is FTS5's own fast path),
-		// then their rows; equal ranks, newer first.
-		fs, err = scanFacts(s.db.QueryContext(ctx, `SELECT `+factColumns+`
-			FROM (SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rank LIMIT ?) m
-			JOIN facts f ON f.id = m.rowid
-			ORDER BY m.rank, f.id DESC`, match, limit))
+		fs, err = scanFacts(s.stmt(ctx, nil, hotFactsMatch).QueryContext(ctx, match, limit))
 	case q.Before > 0:
 		fs, err = scanFacts(s.db.QueryContext(ctx, `SELECT `+factColumns+` FROM facts f WHERE f.id < ? ORDER BY f.id DESC LIMIT ?`, q.Before, limit))
 	default:
-		fs, err = scanFacts(s.db.QueryContext(ctx, `SELECT `+factColumns+` FROM facts f ORDER BY f.id DESC LIMIT ?`, limit))
+		fs, err = scanFacts(s.stmt(ctx, nil, hotFactsLatest).QueryContext(ctx, limit))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: facts: %w", err)
@@ -204,7 +199,7 @@ func (s *Store) EditFact(ctx context.Context, id int64, text string, at time.Tim
 	if _, err := tx.ExecContext(ctx, `UPDATE facts SET text = ?, hash = ?, updated_at = ? WHERE id = ?`, text, hash, nanos(at), id); err != nil {
 		return Fact{}, fmt.Errorf("store: edit fact %d: %w", id, err)
 	}
-	if err := auditFact(ctx, tx, AuditEntry{At: at, Kind: KindMemoryEdited,
+	if err := s.auditFact(ctx, tx, AuditEntry{At: at, Kind: KindMemoryEdited,
 		Args: factArgs(id, hash, FactHash(old[0].Text)), Summary: fmt.Sprintf("fact #%d edited by %s", id, by), OK: true}); err != nil {
 		return Fact{}, fmt.Errorf("store: edit fact %d: %w", id, err)
 	}
@@ -239,7 +234,7 @@ func (s *Store) ForgetFact(ctx context.Context, id int64, at time.Time, by strin
 	if _, err := tx.ExecContext(ctx, `DELETE FROM facts WHERE id = ?`, id); err != nil {
 		return Fact{}, fmt.Errorf("store: forget fact %d: %w", id, err)
 	}
-	if err := auditFact(ctx, tx, AuditEntry{At: at, Kind: KindMemoryForgotten,
+	if err := s.auditFact(ctx, tx, AuditEntry{At: at, Kind: KindMemoryForgotten,
 		Args: factArgs(id, FactHash(old[0].Text), ""), Summary: fmt.Sprintf("fact #%d forgotten by %s", id, by), OK: true}); err != nil {
 		return Fact{}, fmt.Errorf("store: forget fact %d: %w", id, err)
 	}
@@ -308,9 +303,8 @@ func factArgs(id int64, hash, was string) string {
 
 // auditFact appends a memory row to the audit log inside tx, so that a
 // fact is never stored, changed or forgotten without its row.
-func auditFact(ctx context.Context, tx *sql.Tx, e AuditEntry) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO audit (at, chat, turn, kind, tool, args, summary, ok, duration_ns)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+func (s *Store) auditFact(ctx context.Context, tx *sql.Tx, e AuditEntry) error {
+	_, err := s.stmt(ctx, tx, hotAppendAudit).ExecContext(ctx,
 		nanos(e.At), e.Chat, e.Turn, e.Kind, e.Tool, e.Args, e.Summary, e.OK, int64(e.Duration))
 	return err
 }

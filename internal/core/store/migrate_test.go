@@ -60,6 +60,10 @@ var fixtures = map[int][]string{
 		 VALUES (4, 'c3', 'scheduled', 'ok', 7000, 7500, 'done', 'schedule', 2)`,
 		`INSERT INTO usage (at, chat, turn, origin, provider, model, input_tokens, output_tokens)
 		 VALUES (7500, 'c3', 4, 'schedule', 'anthropic', 'claude-sonnet-4-5', 1000, 2000)`,
+		// A call on the 4th of January 1970 (UTC day 3), which 0009's
+		// daily sums hold.
+		`INSERT INTO usage (at, chat, turn, origin, provider, model, input_tokens, output_tokens)
+		 VALUES (259200000000001, 'c3', 4, 'schedule', 'anthropic', 'claude-sonnet-4-5', 300, 400)`,
 		`INSERT INTO budget_notices (budget, period, at) VALUES ('daily_turns', '1970-01-01', 7000)`,
 	},
 	8: {
@@ -67,6 +71,12 @@ var fixtures = map[int][]string{
 		`INSERT INTO schedules (id, spec, timezone, prompt, chat, created_at, approval, approved_by, state, next_due, last_run_at, last_outcome)
 		 VALUES (5, 'every 30m', 'Europe/Berlin', 'water the plants', 'tg:77', 8000, 'r8', 'telegram', 'active', 9000, 8500, 'ok')`,
 		`INSERT INTO inbox (id, schedule_id, turn, text, created_at) VALUES (3, 5, 4, 'the plants are watered', 8600)`,
+	},
+	9: {
+		// 0009 adds the ledger's daily sums, kept by triggers: a call on
+		// UTC day 4 lands in them.
+		`INSERT INTO usage (at, chat, turn, origin, provider, model, input_tokens, output_tokens)
+		 VALUES (345600000000002, 'c1', 1, 'owner', 'openai', 'm', 5, 6)`,
 	},
 }
 
@@ -298,6 +308,25 @@ func checkReadable(t *testing.T, s *Store, v int) {
 	}
 	if rows, err := s.Ledger().ModelUsage(ctx, time.Unix(0, 0), time.Unix(10, 0)); err != nil || !cmp.Equal(rows, want) {
 		t.Errorf("ModelUsage after migrating from %d = %+v, %v; want %+v", v, rows, err, want)
+	}
+	if v >= 7 {
+		// The call of UTC day 3, from 0009's daily sums (the range is
+		// days 1 to 10, whole) and from the ledger's rows (a range of two
+		// hours around it, no whole day) alike.
+		day := int64(24 * time.Hour)
+		want := []UsageRow{{Model: "claude-sonnet-4-5", Calls: 1, Input: 300, Output: 400}}
+		if v >= 9 {
+			want = append(want, UsageRow{Model: "m", Calls: 1, Input: 5, Output: 6})
+		}
+		for _, r := range [][2]int64{{day, 10 * day}, {3*day - int64(time.Hour), 3*day + int64(time.Hour)}} {
+			got, err := s.Ledger().ModelUsage(ctx, time.Unix(0, r[0]), time.Unix(0, r[1]))
+			if r[1] < 4*day {
+				want = want[:1]
+			}
+			if err != nil || !cmp.Equal(got, want) {
+				t.Errorf("ModelUsage(%d, %d) after migrating from %d = %+v, %v; want %+v", r[0], r[1], v, got, err, want)
+			}
+		}
 	}
 	if v >= 8 {
 		if sc, err := s.Schedule(ctx, 5); err != nil || sc.When != "every 30m" || sc.Timezone != "Europe/Berlin" || sc.State != ScheduleActive || sc.NextDue.UnixNano() != 9000 {

@@ -59,6 +59,11 @@ const journalLimitBytes = 4 << 20
 // enough to keep memory small on a Raspberry Pi.
 const maxOpenConns = 4
 
+// connMaxIdleTime closes a connection left idle this long, and its page
+// cache and prepared statements with it: a daemon that waits for the
+// owner holds no more than it needs.
+const connMaxIdleTime = 5 * time.Minute
+
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
@@ -67,6 +72,7 @@ type Store struct {
 	db    *sql.DB
 	owner string // random per handle; marks the turns this handle runs
 	pid   int
+	hot   [numHot]*sql.Stmt // the hot queries, prepared (stmts.go)
 }
 
 // Open opens the database at path, creating it with mode 0600 if it does not
@@ -95,7 +101,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	db.SetMaxOpenConns(maxOpenConns)
 	db.SetMaxIdleConns(maxOpenConns)
-	db.SetConnMaxIdleTime(5 * time.Minute)
+	db.SetConnMaxIdleTime(connMaxIdleTime)
 
 	var tok [8]byte
 	_, _ = rand.Read(tok[:]) // never fails (crypto/rand)
@@ -103,6 +109,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := s.migrate(ctx, abs); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("store: open %q: %w", abs, explain(abs, err, probeFS(abs)))
+	}
+	if err := s.prepareHot(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("store: open %q: %w", abs, err)
 	}
 	return s, nil
 }
@@ -128,9 +138,9 @@ func dsn(abs string) string {
 	return u.String()
 }
 
-// Close closes the database.
+// Close closes the prepared statements and the database.
 func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
+	if err := errors.Join(s.closeHot(), s.db.Close()); err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
 	return nil

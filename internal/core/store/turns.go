@@ -95,18 +95,16 @@ func (s *Store) FinishTurn(ctx context.Context, turn int64, end TurnEnd) error {
 		return fmt.Errorf("store: finish turn %d: %w", turn, err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	chat, recorded, err := runningTurn(ctx, tx, turn)
+	chat, recorded, err := s.runningTurn(ctx, tx, turn)
 	if err != nil {
 		return fmt.Errorf("store: finish turn %d: %w", turn, err)
 	}
 	added := end.Messages[min(recorded, len(end.Messages)):]
-	total, err := appendMessages(ctx, tx, chat, turn, recorded, added)
+	total, err := s.appendMessages(ctx, tx, chat, turn, recorded, added)
 	if err != nil {
 		return fmt.Errorf("store: finish turn %d: %w", turn, err)
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE turns SET status = ?, ended_at = ?, reply = ?, error = ?,
-		input_tokens = ?, output_tokens = ?, provider = ?, model = ?, tool_calls = ?, messages = messages + ?, chars = chars + ?
-		WHERE id = ? AND status = ?`,
+	_, err = s.stmt(ctx, tx, hotFinishTurn).ExecContext(ctx,
 		end.Status, nanos(end.At), end.Reply, end.Error,
 		end.Usage.InputTokens, end.Usage.OutputTokens, end.Provider, end.Model, end.ToolCalls,
 		len(added), total, turn, StatusRunning)
@@ -114,7 +112,7 @@ func (s *Store) FinishTurn(ctx context.Context, turn int64, end TurnEnd) error {
 		return fmt.Errorf("store: finish turn %d: %w", turn, err)
 	}
 	if end.Close != nil {
-		if _, err := closeApproval(ctx, tx, *end.Close, turn, s.owner); err != nil {
+		if _, err := s.closeApproval(ctx, tx, *end.Close, turn); err != nil {
 			return fmt.Errorf("store: finish turn %d: %w", turn, err)
 		}
 	}
@@ -140,19 +138,19 @@ func (s *Store) RecordExchange(ctx context.Context, turn int64, msgs []contracts
 		return fmt.Errorf("store: record the exchange of turn %d: %w", turn, err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	chat, recorded, err := runningTurn(ctx, tx, turn)
+	chat, recorded, err := s.runningTurn(ctx, tx, turn)
 	if err != nil {
 		return fmt.Errorf("store: record the exchange of turn %d: %w", turn, err)
 	}
 	if recorded != 0 {
 		return fmt.Errorf("store: record the exchange of turn %d: it was recorded already", turn)
 	}
-	if n, err := closeApproval(ctx, tx, c, turn, s.owner); err != nil {
+	if n, err := s.closeApproval(ctx, tx, c, turn); err != nil {
 		return fmt.Errorf("store: record the exchange of turn %d: %w", turn, err)
 	} else if n != 1 {
 		return fmt.Errorf("store: record the exchange of turn %d: request %s: %w", turn, c.ID, ErrState)
 	}
-	total, err := appendMessages(ctx, tx, chat, turn, 0, msgs)
+	total, err := s.appendMessages(ctx, tx, chat, turn, 0, msgs)
 	if err != nil {
 		return fmt.Errorf("store: record the exchange of turn %d: %w", turn, err)
 	}
@@ -168,9 +166,9 @@ func (s *Store) RecordExchange(ctx context.Context, turn int64, msgs []contracts
 // runningTurn reads a running turn's chat and how many messages it has
 // recorded: ErrNotFound for an unknown turn, ErrTurnFinished for one that
 // is not running.
-func runningTurn(ctx context.Context, tx *sql.Tx, turn int64) (chat string, recorded int, err error) {
+func (s *Store) runningTurn(ctx context.Context, tx *sql.Tx, turn int64) (chat string, recorded int, err error) {
 	var status string
-	err = tx.QueryRowContext(ctx, `SELECT chat, status, messages FROM turns WHERE id = ?`, turn).Scan(&chat, &status, &recorded)
+	err = s.stmt(ctx, tx, hotRunningTurn).QueryRowContext(ctx, turn).Scan(&chat, &status, &recorded)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return "", 0, ErrNotFound
@@ -186,18 +184,14 @@ func runningTurn(ctx context.Context, tx *sql.Tx, turn int64) (chat string, reco
 // their size for the history budget. A turn's first message is the user's,
 // or, for a continuation that parked again, the model's: never a tool
 // result, which would be an orphan.
-func appendMessages(ctx context.Context, tx *sql.Tx, chat string, turn int64, seq int, msgs []contracts.Message) (int, error) {
+func (s *Store) appendMessages(ctx context.Context, tx *sql.Tx, chat string, turn int64, seq int, msgs []contracts.Message) (int, error) {
 	if len(msgs) == 0 {
 		return 0, nil
 	}
 	if seq == 0 && msgs[0].Role != contracts.RoleUser && msgs[0].Role != contracts.RoleAssistant {
 		return 0, fmt.Errorf("first message has role %q, want %q or %q", msgs[0].Role, contracts.RoleUser, contracts.RoleAssistant)
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages (chat, turn, seq, role, body, chars) VALUES (?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = stmt.Close() }()
+	stmt := s.stmt(ctx, tx, hotInsertMessage)
 	total := 0
 	for i, m := range msgs {
 		b, err := json.Marshal(m)
@@ -214,11 +208,11 @@ func appendMessages(ctx context.Context, tx *sql.Tx, chat string, turn int64, se
 }
 
 // closeApproval moves request c from running to done with its outcome and
-// turn, if owner holds its lease, and returns how many rows changed (0: it
-// was not running, or another process took it over).
-func closeApproval(ctx context.Context, tx *sql.Tx, c ApprovalClose, turn int64, owner string) (int64, error) {
-	res, err := tx.ExecContext(ctx, `UPDATE approvals SET state = ?, outcome = ?, resumed_turn = ? WHERE id = ? AND state = ? AND lease_owner = ?`,
-		ApprovalDone, c.Outcome, turn, c.ID, ApprovalRunning, owner)
+// turn, if this handle holds its lease, and returns how many rows changed
+// (0: it was not running, or another process took it over).
+func (s *Store) closeApproval(ctx context.Context, tx *sql.Tx, c ApprovalClose, turn int64) (int64, error) {
+	res, err := s.stmt(ctx, tx, hotCloseApproval).ExecContext(ctx,
+		ApprovalDone, c.Outcome, turn, c.ID, ApprovalRunning, s.owner)
 	if err != nil {
 		return 0, fmt.Errorf("close request %s: %w", c.ID, err)
 	}
@@ -231,8 +225,7 @@ func (s *Store) Turn(ctx context.Context, turn int64) (TurnInfo, error) {
 		t          TurnInfo
 		start, end sql.NullInt64
 	)
-	err := s.db.QueryRowContext(ctx, `SELECT id, chat, input, status, reply, error, input_tokens, output_tokens,
-		provider, model, tool_calls, messages, started_at, ended_at FROM turns WHERE id = ?`, turn).Scan(
+	err := s.db.QueryRowContext(ctx, `SELECT `+turnColumns+` FROM turns WHERE id = ?`, turn).Scan(
 		&t.ID, &t.Chat, &t.Input, &t.Status, &t.Reply, &t.Error, &t.Usage.InputTokens, &t.Usage.OutputTokens,
 		&t.Provider, &t.Model, &t.ToolCalls, &t.Messages, &start, &end)
 	if errors.Is(err, sql.ErrNoRows) {

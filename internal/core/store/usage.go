@@ -34,11 +34,11 @@ func (o Origin) kind() string {
 	return o.Kind
 }
 
-func (o Origin) admit(ctx context.Context, tx *sql.Tx) error {
+func (o Origin) admit(ctx context.Context, s *Store, tx *sql.Tx) error {
 	if o.Admit == nil {
 		return nil
 	}
-	return o.Admit(ctx, Ledger{q: tx})
+	return o.Admit(ctx, Ledger{s: s, tx: tx})
 }
 
 // BeginTurnAs is BeginTurn for a turn of origin o.
@@ -55,11 +55,10 @@ func (s *Store) BeginTurnAs(ctx context.Context, chat, input string, at time.Tim
 		return fail(err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if err := o.admit(ctx, tx); err != nil {
+	if err := o.admit(ctx, s, tx); err != nil {
 		return fail(err)
 	}
-	res, err := tx.ExecContext(ctx,
-		`INSERT INTO turns (chat, input, status, started_at, owner, pid, origin, weight) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+	res, err := s.stmt(ctx, tx, hotBeginTurn).ExecContext(ctx,
 		chat, input, StatusRunning, nanos(at), s.owner, s.pid, o.kind(), o.Weight)
 	if err != nil {
 		return fail(err)
@@ -74,24 +73,30 @@ func (s *Store) BeginTurnAs(ctx context.Context, chat, input string, at time.Tim
 	return id, nil
 }
 
-// queryer is a *sql.DB or a *sql.Tx.
-type queryer interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+// Ledger reads what was spent: self-driven turns and token usage.
+type Ledger struct {
+	s  *Store
+	tx *sql.Tx // nil: outside any transaction
 }
 
-// Ledger reads what was spent: self-driven turns and token usage.
-type Ledger struct{ q queryer }
-
 // Ledger reads outside any transaction.
-func (s *Store) Ledger() Ledger { return Ledger{q: s.db} }
+func (s *Store) Ledger() Ledger { return Ledger{s: s} }
+
+// query is the store's db, or tx within a transaction.
+func (l Ledger) query() interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+} {
+	if l.tx != nil {
+		return l.tx
+	}
+	return l.s.db
+}
 
 // SelfWeight sums the weights of the self-driven turns begun at or after
 // since (running ones too).
 func (l Ledger) SelfWeight(ctx context.Context, since time.Time) (int, error) {
 	var n int
-	err := l.q.QueryRowContext(ctx, `SELECT COALESCE(SUM(weight), 0) FROM turns WHERE origin != ? AND started_at >= ?`,
-		OriginOwner, nanos(since)).Scan(&n)
+	err := l.s.stmt(ctx, l.tx, hotSelfWeight).QueryRowContext(ctx, nanos(since)).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("store: self-driven turns since %s: %w", since.UTC().Format(time.RFC3339), err)
 	}
@@ -113,7 +118,7 @@ type UsageRow struct {
 // Usage sums the model calls made in [from, to) by chat, origin, provider
 // and model, in that order.
 func (l Ledger) Usage(ctx context.Context, from, to time.Time) ([]UsageRow, error) {
-	rows, err := l.q.QueryContext(ctx, `SELECT chat, origin, provider, model, COUNT(*), SUM(input_tokens), SUM(output_tokens)
+	rows, err := l.query().QueryContext(ctx, `SELECT chat, origin, provider, model, COUNT(*), SUM(input_tokens), SUM(output_tokens)
 		FROM usage WHERE at >= ? AND at < ? GROUP BY chat, origin, provider, model ORDER BY chat, origin, provider, model`,
 		nanos(from), nanos(to))
 	if err != nil {
@@ -135,10 +140,19 @@ func (l Ledger) Usage(ctx context.Context, from, to time.Time) ([]UsageRow, erro
 }
 
 // ModelUsage sums the model calls made in [from, to) by model: what a
-// price table needs.
+// price table needs. The whole UTC days of the range are read from their
+// daily sums (usage_daily, migration 0009), the rest from the ledger's
+// rows, so a month costs about what its first and last days do.
 func (l Ledger) ModelUsage(ctx context.Context, from, to time.Time) ([]UsageRow, error) {
-	rows, err := l.q.QueryContext(ctx, `SELECT model, COUNT(*), SUM(input_tokens), SUM(output_tokens)
-		FROM usage WHERE at >= ? AND at < ? GROUP BY model ORDER BY model`, nanos(from), nanos(to))
+	lo, hi := nanos(from), nanos(to)
+	d0, d1 := wholeDays(lo, hi)
+	// The rows of [lo, d0's start) and [d1's start, hi); with no whole
+	// day, all of [lo, hi) and nothing.
+	headEnd, tailStart := hi, hi
+	if d0 < d1 {
+		headEnd, tailStart = d0*nanosPerDay, d1*nanosPerDay
+	}
+	rows, err := l.s.stmt(ctx, l.tx, hotModelUsage).QueryContext(ctx, d0, d1, lo, headEnd, tailStart, hi)
 	if err != nil {
 		return nil, fmt.Errorf("store: usage by model: %w", err)
 	}
@@ -155,6 +169,26 @@ func (l Ledger) ModelUsage(ctx context.Context, from, to time.Time) ([]UsageRow,
 		return nil, fmt.Errorf("store: usage by model: %w", err)
 	}
 	return out, nil
+}
+
+// nanosPerDay is the length of usage_daily's day.
+const nanosPerDay = int64(24 * time.Hour)
+
+// wholeDays returns the UTC days [d0, d1) that lie whole in [lo, hi), as
+// usage_daily numbers them (at / nanosPerDay); d0 == d1 when there is
+// none. Day 0 is never one: SQLite's division truncates toward zero, so
+// its day 0 holds the times of the day before 1970 too.
+func wholeDays(lo, hi int64) (d0, d1 int64) {
+	d0 = lo / nanosPerDay
+	if lo > 0 && lo%nanosPerDay != 0 {
+		d0++
+	}
+	d0 = max(d0, 1)
+	d1 = hi / nanosPerDay
+	if d1 <= d0 {
+		return 0, 0
+	}
+	return d0, d1
 }
 
 // UsageEntry is one model call's usage.
@@ -181,8 +215,7 @@ func (s *Store) RecordUsage(ctx context.Context, e UsageEntry) error {
 	if origin == "" {
 		origin = OriginOwner
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO usage (at, chat, turn, origin, provider, model, input_tokens, output_tokens)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, nanos(e.At), e.Chat, e.Turn, origin, e.Provider, e.Model, e.Input, e.Output)
+	_, err := s.stmt(ctx, nil, hotRecordUsage).ExecContext(ctx, nanos(e.At), e.Chat, e.Turn, origin, e.Provider, e.Model, e.Input, e.Output)
 	if err != nil {
 		return fmt.Errorf("store: record usage of turn %d: %w", e.Turn, err)
 	}
