@@ -4,13 +4,22 @@
 //
 // An Index is built once per toolbox change (Build, linear in the number of
 // terms of the tools) from each tool's name, description and the names and
-// descriptions of its JSON-schema parameters; Rank scores the tools with
-// BM25 (the name weighted above the rest, see Weights), optionally adding a
-// decayed recent-use boost (RankRecent). The index is an inverted one in
-// flat arrays: a query reads only the postings of its own terms, and for a
-// term found in more than capPostings tools only a precomputed list of its
-// best tools, so the cost of a query is bounded by its length, not by the
-// size of the toolbox.
+// descriptions of its JSON-schema parameters. Text becomes terms (Terms)
+// by splitting snake_case and camelCase, writing out units, currencies and
+// format abbreviations ("kg", "$", "°C", "jpg"), and Porter stemming
+// (Stem). A query gains terms from everyday phrases, synonyms (a table
+// that bridges everyday words and the words tool names use), acronyms and
+// prefixes of its terms; Rank scores the tools with BM25 (the name
+// weighted above the rest), optionally adding a decayed recent-use boost
+// (RankRecent).
+//
+// The index is an inverted one in flat arrays, its vocabulary one sorted
+// string: a query reads only the postings of its own terms into a score
+// array reused from a pool, and for a term found in more than capPostings
+// tools only an impact-ordered head of its postings, looking up the rest
+// only for tools whose bound could still reach the top k (MaxScore). So
+// the cost of a query is bounded by its length (maxQueryTerms), not by the
+// size of the toolbox, and its result is exact.
 //
 // The package is pure computation over strings: it does no I/O, holds no
 // global state but constant tables, and imports only the standard library.

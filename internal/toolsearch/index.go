@@ -1,11 +1,11 @@
 package toolsearch
 
 import (
-	"cmp"
 	"encoding/json"
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -23,40 +23,54 @@ type Match struct {
 }
 
 // BM25 parameters and field weights (a term's frequency in a tool counts
-// each occurrence with the weight of its field).
+// each occurrence with the weight of its field), chosen on requests.json
+// only (k1 made little difference; a lower b and a heavier name helped).
 const (
 	k1 = 1.2
-	b  = 0.75
+	b  = 0.3
 
-	weightName      = 3
+	weightName      = 6
 	weightDesc      = 1
 	weightParamName = 1
 	weightParamDesc = 1
 
 	// capPostings bounds the work of a query term: a term in more tools
-	// than this is scored through its capPostings best tools and, for tools
-	// other terms found, a binary search of its postings.
-	capPostings = 256
+	// than this is scored through its capPostings best tools (its head)
+	// and, for tools other terms found, a binary search of its postings
+	// (see RankRecent). 128 rather than 256 halved Rank's time at 10,000
+	// tools; 64 made the binary searches cost more than it saved.
+	capPostings = 128
 )
 
 // Index is an inverted index over tools. The tools are numbered in name
-// order; the postings of term t are docs[off[t]:off[t+1]] (ascending) with
-// the weighted frequencies tfs at the same positions.
+// order and the terms in byte order (term t is the string
+// vocab[vocabOff[t]:vocabOff[t+1]], so a prefix is a range of terms); the
+// postings of term t are docs[off[t]:off[t+1]] (ascending) with the
+// weighted frequencies tfs at the same positions.
 type Index struct {
-	names  []string
-	docLen []uint16 // weighted number of terms, saturated
-	avgLen float64
-	vocab  map[string]uint32
-	off    []uint32
-	docs   []uint32
-	tfs    []uint16
-	top    map[uint32][]uint32 // term -> its capPostings highest-impact docs, for common terms
+	names    []string
+	docLen   []uint16 // weighted number of terms, saturated
+	avgLen   float64
+	vocab    string
+	vocabOff []uint32
+	off      []uint32
+	docs     []uint32
+	tfs      []uint8            // saturated
+	top      map[uint32]topList // for terms in more than capPostings tools
+	pool     *sync.Pool         // of *scratch, sized for this index
 
 	noSynonyms bool // for measuring the table's effect
+	noPrefixes bool // for measuring prefix matching's effect
+}
+
+// topList is the impact-ordered head of a common term's postings.
+type topList struct {
+	pos   []uint32 // positions in docs/tfs of the capPostings highest-impact postings, best first
+	floor float64  // the lowest tfNorm among them, which bounds every other posting's
 }
 
 // Build indexes tools. Of tools with the same name the first is kept. The
-// cost is linear in the total number of terms.
+// cost is linear in the total number of terms (and n log n in the vocabulary).
 func Build(tools []Tool) *Index {
 	sorted := slices.Clone(tools)
 	slices.SortStableFunc(sorted, func(x, y Tool) int { return strings.Compare(x.Name, y.Name) })
@@ -65,31 +79,32 @@ func Build(tools []Tool) *Index {
 	ix := &Index{
 		names:  make([]string, len(sorted)),
 		docLen: make([]uint16, len(sorted)),
-		vocab:  map[string]uint32{},
 	}
 	type entry struct {
 		term uint32
-		tf   uint16
+		tf   uint8
 	}
 	var (
-		entries []entry  // every doc's (term, tf), doc after doc
-		starts  []uint32 // doc d's entries are entries[starts[d]:starts[d+1]]
+		ids     = map[string]uint32{} // term -> id in order of appearance
+		entries []entry               // every doc's (term, tf), doc after doc
+		starts  []uint32              // doc d's entries are entries[starts[d]:starts[d+1]]
 		df      []uint32
 		total   float64
 	)
-	tf := map[uint32]uint16{}
+	tf := map[uint32]uint8{}
+	st := stems{}
 	var order []uint32
 	for d, t := range sorted {
 		ix.names[d] = t.Name
 		clear(tf)
 		order = order[:0]
 		n := 0
-		add := func(w uint16) func(string) {
+		add := func(w uint8) func(string) {
 			return func(s string) {
-				id, ok := ix.vocab[s]
+				id, ok := ids[s]
 				if !ok {
-					id = uint32(len(ix.vocab))
-					ix.vocab[s] = id
+					id = uint32(len(ids))
+					ids[s] = id
 					df = append(df, 0)
 				}
 				if _, seen := tf[id]; !seen {
@@ -99,11 +114,11 @@ func Build(tools []Tool) *Index {
 				n += int(w)
 			}
 		}
-		appendTerms(t.Name, add(weightName))
-		appendTerms(t.Description, add(weightDesc))
+		appendTerms(t.Name, st, add(weightName))
+		appendTerms(t.Description, st, add(weightDesc))
 		for name, desc := range params(t.Parameters) {
-			appendTerms(name, add(weightParamName))
-			appendTerms(desc, add(weightParamDesc))
+			appendTerms(name, st, add(weightParamName))
+			appendTerms(desc, st, add(weightParamDesc))
 		}
 		ix.docLen[d] = uint16(min(n, math.MaxUint16))
 		total += float64(n)
@@ -118,48 +133,143 @@ func Build(tools []Tool) *Index {
 		ix.avgLen = total / float64(len(sorted))
 	}
 
+	// Number the terms in byte order and lay their strings end to end.
+	words := make([]string, len(ids))
+	for s, id := range ids {
+		words[id] = s
+	}
+	byWord := make([]uint32, len(words)) // sorted id -> first id
+	for i := range byWord {
+		byWord[i] = uint32(i)
+	}
+	slices.SortFunc(byWord, func(x, y uint32) int { return strings.Compare(words[x], words[y]) })
+	renum := make([]uint32, len(words)) // first id -> sorted id
+	var vocab strings.Builder
+	ix.vocabOff = make([]uint32, len(words)+1)
+	for t, id := range byWord {
+		renum[id] = uint32(t)
+		vocab.WriteString(words[id])
+		ix.vocabOff[t+1] = uint32(vocab.Len())
+	}
+	ix.vocab = vocab.String()
+
 	// Lay the postings out term by term (a counting sort; docs stay ascending).
 	ix.off = make([]uint32, len(df)+1)
-	for t, n := range df {
-		ix.off[t+1] = ix.off[t] + n
+	for t, id := range byWord {
+		ix.off[t+1] = ix.off[t] + df[id]
 	}
 	ix.docs = make([]uint32, len(entries))
-	ix.tfs = make([]uint16, len(entries))
+	ix.tfs = make([]uint8, len(entries))
 	next := slices.Clone(ix.off[:len(df)])
 	for d := range sorted {
 		for _, e := range entries[starts[d]:starts[d+1]] {
-			ix.docs[next[e.term]] = uint32(d)
-			ix.tfs[next[e.term]] = e.tf
-			next[e.term]++
+			t := renum[e.term]
+			ix.docs[next[t]] = uint32(d)
+			ix.tfs[next[t]] = e.tf
+			next[t]++
 		}
 	}
 
-	for t := range df {
-		if df[t] <= capPostings {
+	for t := range len(df) {
+		lo, hi := ix.off[t], ix.off[t+1]
+		if hi-lo <= capPostings {
 			continue
 		}
-		lo, hi := ix.off[t], ix.off[t+1]
-		best := slices.Clone(ix.docs[lo:hi])
-		impact := func(i uint32) float64 { return ix.tfNorm(ix.tfs[i], ix.docs[i]) }
-		idx := make([]uint32, hi-lo)
-		for i := range idx {
-			idx[i] = lo + uint32(i)
-		}
-		slices.SortStableFunc(idx, func(x, y uint32) int { return cmp.Compare(impact(y), impact(x)) })
-		for i := range capPostings {
-			best[i] = ix.docs[idx[i]]
-		}
+		pos, floor := ix.head(lo, hi)
 		if ix.top == nil {
-			ix.top = map[uint32][]uint32{}
+			ix.top = map[uint32]topList{}
 		}
-		ix.top[uint32(t)] = slices.Clip(best[:capPostings])
+		ix.top[uint32(t)] = topList{pos: pos, floor: floor}
 	}
+	n := len(sorted)
+	ix.pool = &sync.Pool{New: func() any {
+		return &scratch{score: make([]float64, n), mask: make([]uint16, n)}
+	}}
 	return ix
 }
 
-func satAdd(a, b uint16) uint16 {
-	if a > math.MaxUint16-b {
-		return math.MaxUint16
+// head selects the capPostings highest-impact postings of docs[lo:hi]
+// (of equal impact, the earlier tool), best first, and the lowest impact
+// among them: a bounded heap, so a term in many tools costs its number
+// of tools, not that times its logarithm.
+func (ix *Index) head(lo, hi uint32) ([]uint32, float64) {
+	type posting struct {
+		impact float64
+		pos    uint32
+	}
+	better := func(x, y posting) bool { return x.impact > y.impact || x.impact == y.impact && x.pos < y.pos }
+	h := make([]posting, 0, capPostings) // a heap whose root is the worst kept
+	down := func(i int) {
+		for {
+			w, l, r := i, 2*i+1, 2*i+2
+			if l < len(h) && better(h[w], h[l]) {
+				w = l
+			}
+			if r < len(h) && better(h[w], h[r]) {
+				w = r
+			}
+			if w == i {
+				return
+			}
+			h[i], h[w] = h[w], h[i]
+			i = w
+		}
+	}
+	for p := lo; p < hi; p++ {
+		c := posting{ix.tfNorm(ix.tfs[p], ix.docs[p]), p}
+		switch {
+		case len(h) < capPostings:
+			h = append(h, c)
+			for i := len(h) - 1; i > 0 && better(h[(i-1)/2], h[i]); i = (i - 1) / 2 {
+				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+			}
+		case better(c, h[0]):
+			h[0] = c
+			down(0)
+		}
+	}
+	slices.SortFunc(h, func(x, y posting) int {
+		if better(x, y) {
+			return -1
+		}
+		return 1
+	})
+	pos := make([]uint32, len(h))
+	for i, c := range h {
+		pos[i] = c.pos
+	}
+	return pos, h[len(h)-1].impact
+}
+
+// term is the string of term t.
+func (ix *Index) term(t int) string { return ix.vocab[ix.vocabOff[t]:ix.vocabOff[t+1]] }
+
+// nterms is the size of the vocabulary.
+func (ix *Index) nterms() int { return len(ix.vocabOff) - 1 }
+
+// lookup finds a term by its string.
+func (ix *Index) lookup(s string) (uint32, bool) {
+	t := ix.lowerBound(s)
+	return uint32(t), t < ix.nterms() && ix.term(t) == s
+}
+
+// lowerBound is the first term not before s in byte order.
+func (ix *Index) lowerBound(s string) int {
+	lo, hi := 0, ix.nterms()
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ix.term(m) < s {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+func satAdd(a, b uint8) uint8 {
+	if a > math.MaxUint8-b {
+		return math.MaxUint8
 	}
 	return a + b
 }
@@ -189,7 +299,7 @@ func params(schema json.RawMessage) map[string]string {
 func (ix *Index) Len() int { return len(ix.names) }
 
 // tfNorm is BM25's saturated, length-normalized term frequency.
-func (ix *Index) tfNorm(tf uint16, doc uint32) float64 {
+func (ix *Index) tfNorm(tf uint8, doc uint32) float64 {
 	f := float64(tf)
 	return f * (k1 + 1) / (f + k1*(1-b+b*float64(ix.docLen[doc])/ix.avgLen))
 }
@@ -197,12 +307,6 @@ func (ix *Index) tfNorm(tf uint16, doc uint32) float64 {
 func (ix *Index) idf(t uint32) float64 {
 	n, df := float64(len(ix.names)), float64(ix.off[t+1]-ix.off[t])
 	return math.Log(1 + (n-df+0.5)/(df+0.5))
-}
-
-// qterm is a term of a query with its weight (1, or synonymWeight).
-type qterm struct {
-	id uint32
-	w  float64
 }
 
 // Use is how a tool was used recently.
@@ -230,99 +334,4 @@ func (r Recent) boost(u Use) float64 {
 	}
 	age := max(r.Now.Sub(u.Last), 0)
 	return w * math.Exp2(-float64(age)/float64(half)) * math.Log1p(float64(max(u.Count, 0)))
-}
-
-// Rank returns at most k tools that match query, best first (ties in name
-// order). Tools that share no term with the query are not returned.
-func (ix *Index) Rank(query string, k int) []Match {
-	return ix.RankRecent(query, k, Recent{})
-}
-
-// RankRecent is Rank with recent use added to each tool's score; a recently
-// used tool can be returned without matching the query.
-func (ix *Index) RankRecent(query string, k int, recent Recent) []Match {
-	if k <= 0 || len(ix.names) == 0 {
-		return nil
-	}
-	var terms []qterm
-	add := func(s string, w float64) {
-		id, ok := ix.vocab[s]
-		if !ok {
-			return
-		}
-		for i := range terms {
-			if terms[i].id == id {
-				terms[i].w = max(terms[i].w, w)
-				return
-			}
-		}
-		terms = append(terms, qterm{id, w})
-	}
-	appendTerms(query, func(s string) {
-		add(s, 1)
-		if !ix.noSynonyms {
-			for _, syn := range synonyms[s] {
-				add(syn, synonymWeight)
-			}
-		}
-	})
-	score := map[uint32]float64{}
-	// Rare terms: every posting. Common terms: their best tools become
-	// candidates here and are scored with the rest below.
-	var common []qterm
-	for _, t := range terms {
-		if best, ok := ix.top[t.id]; ok {
-			common = append(common, t)
-			for _, d := range best {
-				score[d] += 0
-			}
-			continue
-		}
-		idf := t.w * ix.idf(t.id)
-		for i := ix.off[t.id]; i < ix.off[t.id+1]; i++ {
-			score[ix.docs[i]] += idf * ix.tfNorm(ix.tfs[i], ix.docs[i])
-		}
-	}
-	for _, q := range common {
-		t := q.id
-		idf := q.w * ix.idf(t)
-		post := ix.docs[ix.off[t]:ix.off[t+1]]
-		for d := range score {
-			if i, ok := slices.BinarySearch(post, d); ok {
-				score[d] += idf * ix.tfNorm(ix.tfs[ix.off[t]+uint32(i)], d)
-			}
-		}
-	}
-	for name, u := range recent.Uses {
-		if d, ok := slices.BinarySearch(ix.names, name); ok {
-			score[uint32(d)] += recent.boost(u)
-		}
-	}
-
-	out := make([]struct {
-		doc   uint32
-		score float64
-	}, 0, len(score))
-	for d, s := range score {
-		if s > 0 {
-			out = append(out, struct {
-				doc   uint32
-				score float64
-			}{d, s})
-		}
-	}
-	slices.SortFunc(out, func(x, y struct {
-		doc   uint32
-		score float64
-	}) int {
-		if c := cmp.Compare(y.score, x.score); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.doc, y.doc)
-	})
-	matches := make([]Match, 0, min(k, len(out)))
-	for _, o := range out[:min(k, len(out))] {
-		matches = append(matches, Match{Name: ix.names[o.doc], Score: o.score})
-	}
-	return matches
 }

@@ -54,9 +54,10 @@ func rankOf(ms []Match, tool string) int {
 	return slices.IndexFunc(ms, func(m Match) bool { return m.Name == tool }) + 1
 }
 
-// TestRelevance measures recall@k on the labeled set: from the owner's
-// message alone the right tool must be among the offered ones for at
-// least 90% of requests, and after the model's find_tools query for all.
+// TestRelevance measures recall@k on the labeled tuning set: from the
+// owner's message alone the right tool must be among the offered ones for
+// at least 95% of requests (the issue asks 90%; the floor sits under the
+// measured figure), and after the model's find_tools query for all.
 func TestRelevance(t *testing.T) {
 	tools, reqs := loadTools(t), loadRequests(t)
 	if len(tools) < 1000 || len(reqs) < 50 {
@@ -77,9 +78,11 @@ func TestRelevance(t *testing.T) {
 		text func(request) string
 		want float64
 	}{
-		{"message", ix, func(r request) string { return r.Request }, 0.9},
+		// Floors a little under the measured figures (98.4% and 87.1% at
+		// 8, issue 15), so that a change that loses ground fails.
+		{"message", ix, func(r request) string { return r.Request }, 0.95},
 		{"find_tools", ix, func(r request) string { return r.Query }, 1},
-		{"message without synonyms", &bare, func(r request) string { return r.Request }, 0.8},
+		{"message without synonyms", &bare, func(r request) string { return r.Request }, 0.85},
 		{"find_tools without synonyms", &bare, func(r request) string { return r.Query }, 1},
 	} {
 		hits := recall(t, c.name, c.ix, reqs, c.text, ks)

@@ -36,7 +36,8 @@ var synonyms = func() map[string][]string {
 		mail: email
 		message text chat: message
 		monochrome: grayscale
-		checksum digest: hash`, "\n") {
+		checksum digest: hash
+		`+vocabularyBridge, "\n") {
 		keys, vals, ok := strings.Cut(line, ":")
 		if !ok {
 			continue
@@ -49,3 +50,186 @@ var synonyms = func() map[string][]string {
 	}
 	return m
 }()
+
+// vocabularyBridge continues the synonyms table with everyday words for
+// the verbs and objects that tool names use, written from the vocabulary
+// of tool names (a value is a name word; the keys are what a person says
+// instead), from general English, not from the requests of the labeled
+// sets.
+const vocabularyBridge = `
+		change transform turn: convert
+		tally: count
+		pull grab: extract
+		strip drop clear: remove
+		locate search: find
+		enumerate: list
+		summary overview recap: summarize
+		retrieve download lookup: fetch
+		monitor track alert notify follow: watch
+		record: log
+		create insert save new: add
+		post notify: send
+		plan later: schedule
+		switch start enable activate: on
+		stop disable deactivate: off
+		state: status
+		random: generate
+		compute work figure: calculate
+		check verify correct: validate
+		shrink reduce: compress
+		enlarge scale: resize
+		combine join concatenate: merge
+		divide separate: split
+		backup dump download: export
+		pack backup: archive
+		unzip unpack decompress: extract
+		compare difference: diff
+		format beautify indent: pretty
+		compact: minify
+		mark emphasize: highlight
+		order arrange rank: sort
+		select keep only where: filter
+		last end latest: tail
+		fingerprint: hash
+		grep: search
+		document doc: file
+		dir: folder
+		address: url email
+		headline story stories: news
+		share ticker: stock
+		coin token: crypto
+		lamp light: lights
+		television: tv
+		purchase bought paid: expense
+		task: todo
+		remind: reminder
+		exercise run gym training: workout
+		food ate eat lunch dinner breakfast: meal
+		medicine pill meds drug: medication
+		slept: sleep
+		feel feeling: mood
+		drank drink: water
+		event: appointment meeting
+		forecast rain temperature: weather
+		repository repo: git
+		commit: commits
+		author: contributors
+		program source: code
+		dimension size: dimensions
+		length long: duration
+		loudness loud quiet: volume
+		clip cut shorten: trim
+		spelling typo: spell
+		language: translate
+		birthday born: age
+		space free: disk
+		ram: memory
+		processor: cpu
+		charge: battery
+		network internet: wifi
+		server site: host
+		certificate cert https: ssl
+		port: ports
+		phrase: passphrase
+		identifier id: uuid
+		dice die: roll
+		heads tails: coin
+		unique distinct different: unique distinct
+		biggest highest largest maximum top: max
+		smallest lowest minimum bottom: min
+		middle: median
+		typical: mean average
+		often frequent common: frequency
+		`
+
+// aliases writes out abbreviations and spelling variants of units,
+// currencies and file formats, and British spellings, on both sides (tools
+// and queries), before stemming. They are general knowledge (what "kg" or
+// "£" stands for), not words picked from the labeled requests.
+var aliases = func() map[string][]string {
+	m := map[string][]string{}
+	for _, line := range strings.Split(`
+		usd: dollar dollars buck bucks
+		eur: euro euros
+		gbp: sterling quid
+		jpy: yen
+		chf: franc francs
+		cny: yuan renminbi rmb
+		kilogram: kg kgs kilo kilos
+		pound: lb lbs
+		ounce: oz
+		gram: gr grams
+		kilometer: km kms kilometre kilometres
+		meter: metre metres
+		centimeter: cm cms centimetre centimetres
+		millimeter: mm millimetre millimetres
+		feet: ft foot
+		mile: mi
+		yard: yd yds
+		milliliter: ml millilitre millilitres
+		liter: ltr litre litres
+		gallon: gal gals
+		tablespoon: tbsp tbs
+		teaspoon: tsp
+		kmh: kph
+		kilobyte: kb kib
+		megabyte: mb mib
+		gigabyte: gb gib
+		jpeg: jpg
+		yaml: yml
+		html: htm
+		tiff: tif
+		tar gz: tgz tarball
+		seven zip: 7z
+		color: colour
+		gray: grey
+		grayscale: greyscale`, "\n") {
+		canon, variants, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		for _, v := range strings.Fields(variants) {
+			m[v] = strings.Fields(canon)
+		}
+	}
+	return m
+}()
+
+// unitForms joins units written with a slash into the one word tools use.
+var unitForms = strings.NewReplacer("km/h", " kmh ", "KM/H", " kmh ", "Km/h", " kmh ")
+
+// currencySymbols are currency signs as the ISO codes tools use.
+var currencySymbols = map[rune]string{'$': "usd", '€': "eur", '£': "gbp", '¥': "jpy"}
+
+// degreeScales are the letters of temperature scales after a degree sign
+// (C, F, K) or a number (C, F: "30C", "451 F"; a K there is a thousand).
+var degreeScales = map[string]string{"c": "celsius", "f": "fahrenheit", "k": "kelvin"}
+
+// phrases are everyday multi-word expressions whose words say little one
+// by one (most are stop words) and the name word they mean; a query
+// containing one gains the word at synonymWeight.
+var phrases = func() []phrase {
+	var out []phrase
+	for _, line := range strings.Split(`
+		how many: count
+		how long: duration
+		how old: age
+		black and white: grayscale
+		pull out: extract
+		take out: remove
+		get rid of: remove
+		keep an eye on: watch
+		let me know: watch
+		look up: fetch
+		turn into: convert`, "\n") {
+		p, term, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		out = append(out, phrase{" " + strings.TrimSpace(p) + " ", Stem(strings.TrimSpace(term))})
+	}
+	return out
+}()
+
+// phrase is " words " (spaced, to match whole words) and its term.
+type phrase struct{ words, term string }

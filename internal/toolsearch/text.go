@@ -3,38 +3,53 @@ package toolsearch
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Terms splits text into index terms: runs of letters and digits, split
-// again at snake_case underscores and camelCase humps, lowercased, stemmed
-// (Stem), without stop words, numbers or one-letter words. Tools and
-// queries go through the same function, so their terms meet.
+// again at snake_case underscores and camelCase humps, lowercased, with
+// spelling variants and abbreviations of units, currencies and file
+// formats written out (aliases: "kg" is "kilogram", "$" is "usd", "°C" is
+// "celsius", "yml" is "yaml"), a number before a unit dropped ("5kg" is
+// "kilogram"), stemmed (Stem), without stop words, numbers or one-letter
+// words. Tools and queries go through the same function, so their terms
+// meet.
 func Terms(text string) []string {
 	var out []string
-	appendTerms(text, func(t string) { out = append(out, t) })
+	appendTerms(text, nil, func(t string) { out = append(out, t) })
 	return out
 }
 
-// appendTerms calls emit with each term of text in order.
-func appendTerms(text string, emit func(string)) {
+// appendTerms calls emit with each term of text in order. Build passes a
+// stems cache (a toolbox repeats its words); a query passes nil.
+func appendTerms(text string, st stems, emit func(string)) {
+	if strings.IndexByte(text, '/') >= 0 {
+		text = unitForms.Replace(text)
+	}
 	word := make([]rune, 0, 32)
+	var lower []byte
+	afterNumber := false
 	flush := func() {
 		if len(word) == 0 {
 			return
 		}
-		w := strings.ToLower(string(word))
+		lower = lower[:0]
+		for _, r := range word {
+			lower = utf8.AppendRune(lower, unicode.ToLower(r))
+		}
 		word = word[:0]
-		if len(w) < 2 || allDigits(w) || stopWords[w] {
-			return
+		w := string(lower)
+		// A lone C or F after a number is a temperature: "451 F".
+		if scale, ok := degreeScales[w]; ok && afterNumber && w != "k" {
+			w = scale
 		}
-		s := Stem(w)
-		if stopWords[s] {
-			return
-		}
-		emit(s)
+		afterNumber = allDigits(w)
+		emitWord(w, st, emit)
 	}
 	var prev rune
-	for _, r := range text {
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		i += n
 		switch {
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			// A lower-to-upper change starts a new word (camelCase).
@@ -42,12 +57,81 @@ func appendTerms(text string, emit func(string)) {
 				flush()
 			}
 			word = append(word, r)
+		case r == '°':
+			// °C, °F, °K: a temperature scale.
+			flush()
+			next, m := utf8.DecodeRuneInString(text[i:])
+			after, _ := utf8.DecodeRuneInString(text[i+m:])
+			if m > 0 && !unicode.IsLetter(after) {
+				if scale, ok := degreeScales[string(unicode.ToLower(next))]; ok {
+					emitWord(scale, st, emit)
+					i += m
+				}
+			}
 		default: // '_' and everything else separate words
 			flush()
+			if code, ok := currencySymbols[r]; ok {
+				emitWord(code, st, emit)
+			}
 		}
 		prev = r
 	}
 	flush()
+}
+
+// emitWord emits the term of one lowercase word, or of the words its
+// alias stands for.
+func emitWord(w string, st stems, emit func(string)) {
+	if a, ok := aliases[w]; ok {
+		for _, x := range a {
+			emitWord1(x, st, emit)
+		}
+		return
+	}
+	// A number with a unit ("5kg", "800px", "4th"): the unit.
+	if i := strings.IndexFunc(w, func(r rune) bool { return !unicode.IsDigit(r) }); i > 0 {
+		if scale, ok := degreeScales[w[i:]]; ok && w[i:] != "k" {
+			emitWord1(scale, st, emit) // "30C"
+		} else {
+			emitWord(w[i:], st, emit)
+		}
+		return
+	}
+	emitWord1(w, st, emit)
+}
+
+func emitWord1(w string, st stems, emit func(string)) {
+	if s := st.term(w); s != "" {
+		emit(s)
+	}
+}
+
+// term is the term of one word, "" if it has none: a stop word, a number,
+// a single letter.
+func term(w string) string {
+	if len(w) < 2 || allDigits(w) || stopWords[w] {
+		return ""
+	}
+	s := Stem(w)
+	if stopWords[s] {
+		return ""
+	}
+	return s
+}
+
+// stems caches term (so Stem); a nil stems does not cache.
+type stems map[string]string
+
+func (st stems) term(w string) string {
+	if st == nil {
+		return term(w)
+	}
+	s, ok := st[w]
+	if !ok {
+		s = term(w)
+		st[w] = s
+	}
+	return s
 }
 
 func allDigits(s string) bool {
@@ -57,52 +141,6 @@ func allDigits(s string) bool {
 		}
 	}
 	return true
-}
-
-// Stem reduces a lowercase English word to a stem by stripping one common
-// suffix, so that forms of a word meet: a plural -s (-ies becomes -y), then
-// one of -ing, -ed, -er, -ly (a doubled final consonant left behind is
-// undoubled), then a final -e. A stem keeps at least three letters. It is
-// deliberately small: "converted", "converter" and "converts" all become
-// "convert", "parse", "parsed" and "parsing" become "pars"; "conversion"
-// does not meet "convert".
-func Stem(w string) string {
-	if !isASCII(w) {
-		return w
-	}
-	switch {
-	case len(w) > 4 && strings.HasSuffix(w, "ies"):
-		w = w[:len(w)-3] + "y"
-	case len(w) > 3 && strings.HasSuffix(w, "s") &&
-		!strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
-		w = w[:len(w)-1]
-	}
-	for _, suf := range [...]string{"ing", "ed", "er", "ly"} {
-		if len(w)-len(suf) >= 3 && strings.HasSuffix(w, suf) {
-			w = w[:len(w)-len(suf)]
-			if n := len(w); n >= 4 && w[n-1] == w[n-2] && isConsonant(w[n-1]) && !strings.ContainsRune("lsz", rune(w[n-1])) {
-				w = w[:n-1]
-			}
-			break
-		}
-	}
-	if len(w) > 3 && strings.HasSuffix(w, "e") && !strings.HasSuffix(w, "ee") {
-		w = w[:len(w)-1]
-	}
-	return w
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
-func isConsonant(c byte) bool {
-	return c >= 'a' && c <= 'z' && !strings.ContainsRune("aeiouy", rune(c))
 }
 
 // stopWords are words that say nothing about which tool is meant: articles,
@@ -119,7 +157,7 @@ var stopWords = func() map[string]bool {
 		please thanks thank hi hello hey ok okay want need like let lets get got give tell
 		some any all each every much many more most few lot
 		one thing something anything stuff way kind sort
-		s t d ll re ve m`) {
+		s t d ll re ve m am pm st nd rd th`) {
 		m[w] = true
 	}
 	return m

@@ -9,14 +9,38 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// TestStem checks the stemmer against examples from Porter's paper and
+// the words of tools that must meet.
 func TestStem(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
-		"words": "word", "queries": "query", "converted": "convert", "converter": "convert",
-		"converts": "convert", "converting": "convert", "parse": "pars", "parsed": "pars",
-		"parsing": "pars", "running": "run", "class": "class", "celsius": "celsius",
-		"status": "status", "user": "user", "users": "user", "title": "titl", "titles": "titl",
-		"boxes": "box", "daily": "dai", "analysis": "analysis", "tree": "tree", "é": "é",
+		// Porter (1980), steps 1 to 5.
+		"caresses": "caress", "ponies": "poni", "ties": "ti", "caress": "caress", "cats": "cat",
+		"feed": "feed", "agreed": "agre", "plastered": "plaster", "bled": "bled",
+		"motoring": "motor", "sing": "sing", "conflated": "conflat", "troubled": "troubl",
+		"sized": "size", "hopping": "hop", "tanned": "tan", "falling": "fall", "hissing": "hiss",
+		"fizzed": "fizz", "failing": "fail", "filing": "file", "happy": "happi", "sky": "sky",
+		"relational": "relat", "conditional": "condit", "rational": "ration", "valenci": "valenc",
+		"digitizer": "digit", "conformabli": "conform", "radicalli": "radic",
+		"differentli": "differ", "vileli": "vile", "analogousli": "analog",
+		"vietnamization": "vietnam", "predication": "predic", "operator": "oper",
+		"feudalism": "feudal", "decisiveness": "decis", "hopefulness": "hope",
+		"callousness": "callous", "formaliti": "formal", "sensitiviti": "sensit",
+		"sensibiliti": "sensibl", "triplicate": "triplic", "formative": "form",
+		"formalize": "formal", "electriciti": "electr", "electrical": "electr",
+		"hopeful": "hope", "goodness": "good", "revival": "reviv", "allowance": "allow",
+		"inference": "infer", "airliner": "airlin", "gyroscopic": "gyroscop",
+		"adjustable": "adjust", "defensible": "defens", "irritant": "irrit",
+		"replacement": "replac", "adjustment": "adjust", "dependent": "depend",
+		"adoption": "adopt", "homologou": "homolog", "communism": "commun", "activate": "activ",
+		"angulariti": "angular", "homologous": "homolog", "effective": "effect",
+		"bowdlerize": "bowdler", "probate": "probat", "rate": "rate", "cease": "ceas",
+		"controll": "control", "roll": "roll", "generalizations": "gener", "oscillators": "oscil",
+		// Forms that must meet, and words left alone.
+		"converted": "convert", "converter": "convert", "converts": "convert", "converting": "convert",
+		"valid": "valid", "validate": "valid", "validation": "valid",
+		"words": "word", "queries": "queri", "query": "queri", "users": "user",
+		"is": "is", "é": "é", "Words": "Words", "naïve": "naïve",
 	} {
 		if got := Stem(in); got != want {
 			t.Errorf("Stem(%q) = %q, want %q", in, got, want)
@@ -30,11 +54,22 @@ func TestTerms(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{"convert_celsius_to_fahrenheit", []string{"convert", "celsius", "fahrenheit"}},
+		{"convert_celsius_to_fahrenheit", []string{"convert", "celsiu", "fahrenheit"}},
 		{"fetchRSSTitles", []string{"fetch", "rsstitl"}},
 		{"parseCsvColumn", []string{"pars", "csv", "column"}},
 		{"How many words are in this paragraph?", []string{"word", "paragraph"}},
-		{"what's 30°C in F", nil},
+		{"what's 30°C in °F", []string{"celsiu", "fahrenheit"}},
+		{"451 F is 30c, not 10k", []string{"fahrenheit", "celsiu"}},
+		{"grade F", []string{"grade"}},
+		{"20°Celsius", []string{"celsiu"}},
+		{"$20 in € or £, ¥?", []string{"usd", "eur", "gbp", "jpy"}},
+		{"5kg in lbs", []string{"kilogram", "pound"}},
+		{"120 km/h is how many mph", []string{"kmh", "mph"}},
+		{"2 cups is 473ml", []string{"cup", "millilit"}},
+		{"dollars to euros", []string{"usd", "eur"}},
+		{"the 4th at 3pm", nil},
+		{"unpack a .tgz, a 7z and a .jpg", []string{"unpack", "tar", "gz", "seven", "zip", "jpeg"}},
+		{"mp3 sha256 base64", []string{"mp3", "sha256", "base64"}},
 		{"", nil},
 	} {
 		if diff := cmp.Diff(c.want, Terms(c.in)); diff != "" {
@@ -107,17 +142,25 @@ func TestRankRecent(t *testing.T) {
 }
 
 // TestRankBoundedCandidates checks that a query of one very common term
-// looks at no more than capPostings tools, however many share it.
+// looks at no more than capPostings tools, however many share it, and
+// that asking for all of them still finds all.
 func TestRankBoundedCandidates(t *testing.T) {
 	t.Parallel()
 	tools := scaled(loadTools(t), 10000)
 	ix := Build(tools)
-	ms := ix.Rank("convert", 10000)
-	if len(ms) > capPostings {
-		t.Errorf("a common term ranked %d tools, want at most %d", len(ms), capPostings)
+	sc := ix.pool.Get().(*scratch)
+	ms := ix.rank("convert", offered, Recent{}, sc)
+	if n := len(sc.touched); n > capPostings {
+		t.Errorf("a common term looked at %d tools, want at most %d", n, capPostings)
 	}
-	if len(ms) == 0 {
-		t.Error("a common term ranked nothing")
+	if len(ms) != offered {
+		t.Errorf("a common term ranked %d tools, want %d", len(ms), offered)
+	}
+	t0, _ := ix.lookup("convert")
+	if df := int(ix.off[t0+1] - ix.off[t0]); df <= capPostings {
+		t.Fatalf("convert is in %d tools: not a common term, the test means nothing", df)
+	} else if n := len(ix.Rank("convert", 100000)); n != df {
+		t.Errorf("all matches of a common term: %d, want %d", n, df)
 	}
 }
 
