@@ -124,23 +124,49 @@ SOAK
   exit 0
 fi
 
-bench() { # name benchtime [package]
-  go test -run '^$' -bench "^$1\$" -benchtime "$2" -count 1 "${3:-./cmd/shelldon}" | grep '^Benchmark' >>"$raw"
+bench() { # name benchtime [package] [count]
+  go test -run '^$' -bench "^$1\$" -benchtime "$2" -count "${4:-1}" -timeout 0 "${3:-./cmd/shelldon}" | grep '^Benchmark' >>"$raw"
 }
 bench BenchmarkExecTrue 300x ./internal/sandbox
 bench BenchmarkSandboxTrue 300x ./internal/sandbox
-bench 'BenchmarkServeTurn/.*' 500x
-bench 'BenchmarkDaemonIdleRSS/.*' 1x
+bench 'BenchmarkServeTurn/.*' 200x ./cmd/shelldon 3
+bench 'BenchmarkDaemonIdleRSS/.*' 1x ./cmd/shelldon 3
 bench BenchmarkVersionColdStart 100x
 bench BenchmarkChatOneShot 50x
 bench BenchmarkBinarySize 1x
-bench 'BenchmarkGate/.*' 30x
-bench 'BenchmarkTurnWithLiveTools/.*' 50x
-bench BenchmarkSelfToolCall 50x
+bench 'BenchmarkGate/.*' 30x ./cmd/shelldon 3
+bench 'BenchmarkToolbox/.*' 20x ./cmd/shelldon 3
+bench 'BenchmarkSelfCodeRoundTrip/.*' 10x
+bench 'BenchmarkTurnStore/.*' 300x ./internal/core/store 3
+bench 'BenchmarkRank/.*' 2000x ./internal/toolsearch 3
 
-# ms NAME: the ns/op of the benchmark, in milliseconds.
+# steps BENCH: the profile's step metrics (sNN-...-ms) of BENCH, in order.
+steps() {
+  awk -v n="$1" '$1 ~ "^"n"(-[0-9]+)?$" { for (i = 4; i <= NF; i++) if ($i ~ /^s[0-9][0-9]-.*-ms$/) print $i }' "$raw" | sort -u
+}
+
+# profile BENCH: a table row per step of BENCH's turn profile.
+profile() {
+  for u in $(steps "$1"); do
+    name=$(echo "$u" | sed 's/^s[0-9][0-9]-//; s/-ms$//; s/-/ /g; s/^worker /worker: /')
+    echo "| ${name} | $(stat3 "$1" "$u") |"
+  done
+}
+
+# ratio A B: A's median over B's, to two decimals.
+ratio() {
+  awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'
+}
+
+# med NAME UNIT: the median of the values over the runs.
+med() {
+  metric "$1" "$2" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# ms NAME: the ns/op of the benchmark in milliseconds, the median of its runs.
 ms() {
-  awk -v n="$1" '$1 ~ "^"n"(-[0-9]+)?$" { printf "%.2f", $3 / 1e6 }' "$raw"
+  awk -v n="$1" '$1 ~ "^"n"(-[0-9]+)?$" { print $3 / 1e6 }' "$raw" | sort -n |
+    awk '{ v[NR] = $1 } END { if (NR) printf "%.2f", v[int((NR + 1) / 2)] }'
 }
 
 # The test command's section (scripts/testtime.sh), the soak's and the
@@ -165,64 +191,130 @@ asserted by the test suite.
 
 ## Method
 
-All figures come from \`go test -bench\` in \`cmd/shelldon/bench_test.go\`, against the real
-binary (built with CGO off) and a fake provider (\`internal/broker/brokertest\`, an HTTP server
-on 127.0.0.1 that answers at once):
+All figures come from \`go test -bench\` (the files named below), against the real binary
+(built with CGO off) and a fake provider (\`internal/broker/brokertest\`, an HTTP server on
+127.0.0.1, in the benchmark's own process, that answers at once). Where a benchmark ran
+several times, a figure is the median of the runs with their range: "median (min – max)".
+The machine has two cores, which the daemon, its worker, the sandbox helper of the next
+worker and the benchmark's own client and fake provider share.
 
-- **Per-turn overhead**: \`POST /api/chat\` to a running \`shelldon serve\`, from request to
-  reply, 500 turns after one warm-up. Each turn spawns a worker process, makes one model call
-  through the daemon over the frame pipe, and commits history and usage to SQLite. p50/p99 of
-  the samples. The worker runs inside the sandbox (namespaces, mount view, rlimits, seccomp),
-  in the sandbox helper's own process. Measured with \`agent.warm_worker\` on (the default: the
-  turn is handed a worker started ahead, after the previous turn's, and the next one starts
-  while the turn runs) and off (the turn starts its own), each with turns back to back and at
-  a person's pace (20 ms, not timed, between a reply and the next message).
+- **Per-turn overhead** (\`BenchmarkServeTurn\`, \`cmd/shelldon/bench_test.go\`): \`POST
+  /api/chat\` to a running \`shelldon serve\`, from request to reply, 200 turns per run, 3
+  runs. The conversation is at its steady state: the owner's messages are about 100
+  characters, the model's replies about 500, and 45 warm-up turns first fill the history to
+  \`agent.history_chars\` (24,000), so every timed turn carries a full history to the worker
+  and to the provider. Each turn takes a worker slot, reads the history and the facts for the
+  prompt, records the turn, hands a job to a worker in the sandbox, answers the worker's one
+  model call through the broker (recording its usage), and commits the turn. The figure is
+  the whole turn as the client times it: it includes the fake provider's own time (a loopback
+  HTTP exchange, well under a millisecond of the "model answered" step below), so it is an
+  upper bound of the overhead net of the provider. Measured with \`agent.warm_worker\` on (the
+  default: the turn is handed a worker started ahead) and off (the turn starts its own), each
+  at a person's pace (20 ms, not timed, between a reply and the next message) and back to back.
+- **Where a turn's time goes**: the daemon logs, at debug level, a profile of each turn
+  (\`internal/core/profile.go\`): the time of each of its steps, and the worker's own marks
+  (\`contracts.Result.Profile\`, placed in time from when the daemon sent the job). The table
+  gives each step's median over the timed turns of the warm, paced runs (the time since the
+  step before it).
+- **Toolbox size** (\`BenchmarkToolbox\`, \`cmd/shelldon/bench_tools_test.go\`): a daemon with
+  10, 100, 1,000 and 10,000 live self-coded tools: the labeled set of
+  \`internal/toolsearch/testdata/tools.json\` (1,000 tools written as an owner's toolbox would
+  hold them), then generated ones with distinct names and descriptions. Per size, 20 turns that
+  call no tool and 20 turns that call one self-coded tool (\`count_words\`, found by the tool
+  search: two model requests and a sandboxed call between them), each in a new chat, 20 ms
+  apart; 3 runs. Reported: the p50 of each kind of turn, the size of the turn's model request
+  (the JSON body the provider receives), the tools it offers, and the daemon's RSS after.
 - **Sandbox cost**: \`/bin/true\` through the whole sandbox (helper start, user/mount/PID/net/IPC/UTS
   namespaces, the read-only mount view, rlimits, capabilities dropped, Landlock, seccomp, and
   teardown of the PID namespace) against a plain fork and exec of \`/bin/true\`, 300 runs each.
 - **Daemon idle RSS**: \`VmRSS\` and \`RssAnon\` from \`/proc/<pid>/status\` of \`shelldon serve\`
   one second after start, and again one second after one turn, with \`agent.warm_worker\` on and
   off; with it on, also the same figures summed over the daemon's children (the worker started
-  ahead, which starts after the first turn).
+  ahead, which starts after the first turn). 3 runs.
+- **Gate** (\`BenchmarkGate\`, \`cmd/shelldon/bench_selfcode_test.go\`): one proposal's gate per
+  language (the sandboxed child's static checks and the tool's test), 30 runs, 3 times; also
+  the CPU time of the whole sandboxed tree.
+- **Self-code round trip** (\`BenchmarkSelfCodeRoundTrip\`): per language, through the real
+  daemon: the turn in which the model proposes the tool (gate included), the owner's approval
+  over the API (the promotion), and the first turn that calls it; 10 round trips, each with a
+  new home and daemon.
+- **Store** (\`BenchmarkTurnStore\`, \`internal/core/store\`): the store's part of a turn, step by
+  step, with the same full history; **tool search** (\`BenchmarkRank\`, \`internal/toolsearch\`):
+  ranking the live tools for one message.
 - **Cold start**: wall time of \`shelldon version\` as a new process, 100 runs.
 - **One-shot chat**: wall time of \`shelldon chat -m hi\` (load config, open the store, one
   turn with a worker, exit), 50 runs; peak RSS is the process's \`ru_maxrss\`.
 - **Binary size**: \`go build -trimpath -ldflags="-s -w"\` with \`CGO_ENABLED=0\`.
-- **Memory over many turns**: \`scripts/bench.sh soak\`, in its own section below.
+- **Memory over many turns** and **under hostile providers**: \`scripts/bench.sh soak\` and
+  \`scripts/bench.sh hostile\`, in their own sections below.
 
 ## Figures
 
 | measure | figure | target |
 |---|---|---|
+| per-turn overhead p50, warm worker, person's pace | $(stat3 BenchmarkServeTurn/warm/paced p50-ms) ms | ≤ 6 ms |
+| per-turn overhead p99, warm worker, person's pace | $(stat3 BenchmarkServeTurn/warm/paced p99-ms) ms | |
+| per-turn overhead p50 / p99, warm worker, back to back | $(stat3 BenchmarkServeTurn/warm/back-to-back p50-ms) / $(stat3 BenchmarkServeTurn/warm/back-to-back p99-ms) ms | |
+| per-turn overhead p50 / p99, no warm worker, person's pace | $(stat3 BenchmarkServeTurn/cold/paced p50-ms) / $(stat3 BenchmarkServeTurn/cold/paced p99-ms) ms | |
+| per-turn overhead p50 / p99, no warm worker, back to back | $(stat3 BenchmarkServeTurn/cold/back-to-back p50-ms) / $(stat3 BenchmarkServeTurn/cold/back-to-back p99-ms) ms | |
+| daemon idle VmRSS, warm worker on / off | $(stat3 BenchmarkDaemonIdleRSS/warm VmRSS-MB) / $(stat3 BenchmarkDaemonIdleRSS/cold VmRSS-MB) MiB | ≤ 16 MiB off |
+| daemon idle RssAnon, warm worker on / off | $(stat3 BenchmarkDaemonIdleRSS/warm RssAnon-MB) / $(stat3 BenchmarkDaemonIdleRSS/cold RssAnon-MB) MiB | |
+| daemon VmRSS after one turn, warm worker on / off | $(stat3 BenchmarkDaemonIdleRSS/warm VmRSS-after-turn-MB) / $(stat3 BenchmarkDaemonIdleRSS/cold VmRSS-after-turn-MB) MiB | |
+| the worker waiting after one turn (the daemon's children), VmRSS / RssAnon | $(stat3 BenchmarkDaemonIdleRSS/warm children-VmRSS-after-turn-MB) / $(stat3 BenchmarkDaemonIdleRSS/warm children-RssAnon-after-turn-MB) MiB | |
+| gate, Starlark p50 / p99 | $(stat3 BenchmarkGate/starlark p50-ms) / $(stat3 BenchmarkGate/starlark p99-ms) ms | |
+| gate, Python p50 / p99 | $(stat3 BenchmarkGate/python p50-ms) / $(stat3 BenchmarkGate/python p99-ms) ms | ≤ 60 ms |
+| gate CPU time p50, Starlark / Python | $(stat3 BenchmarkGate/starlark cpu-p50-ms) / $(stat3 BenchmarkGate/python cpu-p50-ms) ms | |
+| self-code round trip, Starlark: propose (gate included), approve, first call; total | $(med BenchmarkSelfCodeRoundTrip/starlark propose-p50-ms), $(med BenchmarkSelfCodeRoundTrip/starlark approve-p50-ms), $(med BenchmarkSelfCodeRoundTrip/starlark first-call-p50-ms); $(med BenchmarkSelfCodeRoundTrip/starlark round-trip-p50-ms) ms | |
+| self-code round trip, Python: propose (gate included), approve, first call; total | $(med BenchmarkSelfCodeRoundTrip/python propose-p50-ms), $(med BenchmarkSelfCodeRoundTrip/python approve-p50-ms), $(med BenchmarkSelfCodeRoundTrip/python first-call-p50-ms); $(med BenchmarkSelfCodeRoundTrip/python round-trip-p50-ms) ms | |
 | sandboxed \`/bin/true\` | $(ms BenchmarkSandboxTrue) ms | |
 | plain exec of \`/bin/true\` | $(ms BenchmarkExecTrue) ms | |
-| per-turn overhead p50 / p99, warm worker, person's pace | $(metric BenchmarkServeTurn/warm/paced p50-ms) / $(metric BenchmarkServeTurn/warm/paced p99-ms) ms | ≤ 6 ms p50 |
-| per-turn overhead p50 / p99, warm worker, back to back | $(metric BenchmarkServeTurn/warm/back-to-back p50-ms) / $(metric BenchmarkServeTurn/warm/back-to-back p99-ms) ms | |
-| per-turn overhead p50 / p99, no warm worker, person's pace | $(metric BenchmarkServeTurn/cold/paced p50-ms) / $(metric BenchmarkServeTurn/cold/paced p99-ms) ms | |
-| per-turn overhead p50 / p99, no warm worker, back to back | $(metric BenchmarkServeTurn/cold/back-to-back p50-ms) / $(metric BenchmarkServeTurn/cold/back-to-back p99-ms) ms | |
-| daemon idle VmRSS, warm worker on / off | $(metric BenchmarkDaemonIdleRSS/warm VmRSS-MB) / $(metric BenchmarkDaemonIdleRSS/cold VmRSS-MB) MB | ≤ 20 MB |
-| daemon idle RssAnon, warm worker on / off | $(metric BenchmarkDaemonIdleRSS/warm RssAnon-MB) / $(metric BenchmarkDaemonIdleRSS/cold RssAnon-MB) MB | |
-| daemon VmRSS after one turn, warm worker on / off | $(metric BenchmarkDaemonIdleRSS/warm VmRSS-after-turn-MB) / $(metric BenchmarkDaemonIdleRSS/cold VmRSS-after-turn-MB) MB | |
-| daemon RssAnon after one turn, warm worker on / off | $(metric BenchmarkDaemonIdleRSS/warm RssAnon-after-turn-MB) / $(metric BenchmarkDaemonIdleRSS/cold RssAnon-after-turn-MB) MB | |
-| the worker waiting after one turn (the daemon's children), VmRSS / RssAnon | $(metric BenchmarkDaemonIdleRSS/warm children-VmRSS-after-turn-MB) / $(metric BenchmarkDaemonIdleRSS/warm children-RssAnon-after-turn-MB) MB | |
 | \`shelldon version\` cold start p50 / p99 | $(metric BenchmarkVersionColdStart p50-ms) / $(metric BenchmarkVersionColdStart p99-ms) ms | |
 | \`shelldon chat -m\` wall p50 / p99 | $(metric BenchmarkChatOneShot p50-ms) / $(metric BenchmarkChatOneShot p99-ms) ms | |
-| \`shelldon chat -m\` peak RSS | $(metric BenchmarkChatOneShot peak-RSS-MB) MB | |
-| gate, Starlark p50 / p99 | $(metric BenchmarkGate/starlark p50-ms) / $(metric BenchmarkGate/starlark p99-ms) ms | |
-| gate, Python p50 / p99 | $(metric BenchmarkGate/python p50-ms) / $(metric BenchmarkGate/python p99-ms) ms | |
-| turn with 10 live tools p50 | $(metric BenchmarkTurnWithLiveTools/10 p50-ms) ms | |
-| turn with 100 live tools p50 | $(metric BenchmarkTurnWithLiveTools/100 p50-ms) ms | |
-| turn with 1,000 live tools p50 | $(metric BenchmarkTurnWithLiveTools/1000 p50-ms) ms | |
-| one self-coded tool call p50 / p99 | $(metric BenchmarkSelfToolCall p50-ms) / $(metric BenchmarkSelfToolCall p99-ms) ms | |
+| \`shelldon chat -m\` peak RSS | $(metric BenchmarkChatOneShot peak-RSS-MB) MiB | |
 | stripped binary, linux/amd64 | $(metric BenchmarkBinarySize linux-amd64-MB) MB | ≤ 20 MB |
 | stripped binary, linux/arm64 | $(metric BenchmarkBinarySize linux-arm64-MB) MB | ≤ 20 MB |
 | stripped binary, linux/armv7 | $(metric BenchmarkBinarySize linux-armv7-MB) MB | ≤ 20 MB |
+
+### The toolbox's size
+
+| live self-coded tools | turn p50 | model request | tools offered | turn calling one self-coded tool, p50 | daemon VmRSS after |
+|---|---|---|---|---|---|
+$(for n in 10 100 1000 10000; do echo "| ${n} | $(stat3 BenchmarkToolbox/$n turn-p50-ms) ms | $(med BenchmarkToolbox/$n request-bytes) B | $(med BenchmarkToolbox/$n tools-offered) | $(stat3 BenchmarkToolbox/$n call-p50-ms) ms | $(med BenchmarkToolbox/$n daemon-VmRSS-MB) MiB |"; done)
+
+10,000 tools against 10 (medians): turn time $(ratio "$(med BenchmarkToolbox/10000 turn-p50-ms)" "$(med BenchmarkToolbox/10 turn-p50-ms)")×,
+request bytes $(ratio "$(med BenchmarkToolbox/10000 request-bytes)" "$(med BenchmarkToolbox/10 request-bytes)")×, a turn calling one tool
+$(ratio "$(med BenchmarkToolbox/10000 call-p50-ms)" "$(med BenchmarkToolbox/10 call-p50-ms)")× (target: within 1.2×).
+Up to \`toolbox.SearchThreshold\` (24) live tools a request carries them all; above it, the 8
+most relevant to the message (\`toolbox.SelectK\`) and \`find_tools\`, so a request is as large
+with 10,000 tools as with 100. Ranking the tools for a message (\`BenchmarkRank\`, one run's
+ns/op): $(for n in 10 100 1000 10000; do printf '%s tools %s µs; ' "$n" "$(awk -v n="BenchmarkRank/$n" '$1 ~ "^"n"(-[0-9]+)?$" { printf "%.1f", $3 / 1000; exit }' "$raw")"; done)
+
+### Where a turn's time goes
+
+The daemon's profile of a turn (warm worker, person's pace), step by step: each figure is the
+time since the step before, median over the runs' turns (median of 3 runs, and their range).
+Steps marked "worker:" are the worker's, in the sandbox; the others are the daemon's. Steps
+that overlap (the facts are read beside the history) are listed where they end.
+
+| step | ms |
+|---|---|
+$(profile BenchmarkServeTurn/warm/paced)
+| the whole turn, inside the daemon | $(stat3 BenchmarkServeTurn/warm/paced daemon-p50-ms) |
+
+The store's part, by itself (\`BenchmarkTurnStore\`, one call each, wall time, median of 3 runs):
+history $(ms BenchmarkTurnStore/history) ms, beginning and finishing a turn $(ms BenchmarkTurnStore/begin-finish) ms (a keyed
+message's, in a chat of 1,000 keyed turns: $(ms BenchmarkTurnStore/begin-keyed-finish) ms), recording one model call's usage
+$(ms BenchmarkTurnStore/usage) ms, an audit row $(ms BenchmarkTurnStore/audit) ms, the facts for a prompt (empty memory)
+$(ms BenchmarkTurnStore/facts-empty) ms, what the budgets have spent (a month of 3,000 model calls) $(ms BenchmarkTurnStore/spent) ms.
+
+PROFILE_NOTES
 
 Where the sandbox's time goes (the helper instrumented once, on this machine): starting the
 helper process in new namespaces ≈ 4 ms (a Go binary's start, and the network namespace),
 building the mount view ≈ 1.1 ms, rlimits, capabilities, Landlock and seccomp ≈ 0.7 ms, the
 target itself and the PID namespace's teardown ≈ 1.5 ms. A turn's worker runs inside the
-helper's own process (\`Policy.Mode\`), so a turn pays for one process start, not two.
+helper's own process (\`Policy.Mode\`), so a turn pays for one process start, not two; with
+the warm worker, none.
 
 These were measured on the machine above, not on a Raspberry Pi Zero 2W; expect the times to
 be several times longer there (memory figures carry over closely).

@@ -182,7 +182,7 @@ func (d *daemon) fire(path, body string) {
 	}
 }
 
-func (d *daemon) stop(t *testing.T) {
+func (d *daemon) stop(t testing.TB) {
 	t.Helper()
 	d.cmd.Process.Signal(os.Interrupt)
 	done := make(chan struct{})

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,6 +50,11 @@ var warmModes = []struct{ name, config string }{
 // warm worker on and off, with turns back to back and at a person's pace
 // (20 ms between a reply and the next message, not timed), where the next
 // worker has had time to start.
+//
+// The conversation is at its steady state: messages of a person's length
+// and replies of a model's, and a history at agent.history_chars (warm-up
+// turns fill it before the timed ones). Besides p50 and p99 of the turns
+// it reports the median of each step of the daemon's turn profile.
 func BenchmarkServeTurn(b *testing.B) {
 	for _, mode := range warmModes {
 		for _, pace := range []struct {
@@ -60,14 +66,27 @@ func BenchmarkServeTurn(b *testing.B) {
 	}
 }
 
+// benchReply is the fake model's answer in the per-turn benchmarks: a
+// reply of a model's usual length (about 500 characters).
+var benchReply = strings.Repeat("Here is what I found about that, in a few plain sentences. ", 8)
+
+// benchMessage is the owner's nth message: about 100 characters.
+func benchMessage(n int) string {
+	return fmt.Sprintf("Message %d: could you remind me what we said about the garden, and what is left to do this week?", n)
+}
+
+// historyFill is how many warm-up turns fill agent.history_chars (24,000
+// by default) with benchMessage and benchReply.
+const historyFill = 45
+
 func serveTurns(b *testing.B, config string, gap time.Duration) {
 	srv := brokertest.NewServer(b, "openai", func(brokertest.Recorded) brokertest.Reply {
-		return brokertest.Reply{Text: "ok"}
+		return brokertest.Reply{Text: benchReply}
 	})
-	h := home(b, "openai", srv.BaseURL(), "  stream: false\n"+config)
+	h := home(b, "openai", srv.BaseURL(), "  stream: false\n"+config+"log:\n  level: debug\n")
 	d := startServe(b, h)
-	body, _ := json.Marshal(map[string]string{"chat": "bench", "text": "hi"})
-	post := func() {
+	post := func(n int) {
+		body, _ := json.Marshal(map[string]string{"chat": "bench", "text": benchMessage(n)})
 		req, _ := http.NewRequest("POST", "http://"+d.addr+"/api/chat", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+d.token)
 		resp, err := http.DefaultClient.Do(req)
@@ -76,21 +95,81 @@ func serveTurns(b *testing.B, config string, gap time.Duration) {
 		}
 		resp.Body.Close()
 	}
-	post() // warm up
+	for i := range historyFill {
+		post(i)
+		time.Sleep(gap)
+	}
 	samples := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
-	for range b.N {
+	for i := range b.N {
 		if gap > 0 {
 			b.StopTimer()
 			time.Sleep(gap)
 			b.StartTimer()
 		}
 		start := time.Now()
-		post()
+		post(historyFill + i)
 		samples = append(samples, time.Since(start))
 	}
 	b.StopTimer()
 	percentiles(b, samples)
+	reportProfile(b, d.log(), b.N)
+}
+
+// reportProfile reports the median of each step of the last n turn
+// profiles in the daemon's log (core's "turn profile" lines, at debug
+// level), as metrics "sNN-step-ms" numbered in the order of the steps, and
+// the median of the turn's time inside the daemon as "daemon-p50-ms".
+func reportProfile(b *testing.B, log string, n int) {
+	var lines []string
+	for l := range strings.SplitSeq(log, "\n") {
+		if strings.Contains(l, `msg="turn profile"`) {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) < n {
+		b.Fatalf("%d turn profiles in the daemon's log, want %d", len(lines), n)
+	}
+	lines = lines[len(lines)-n:]
+	stepsRe := regexp.MustCompile(`steps="([^"]*)"`)
+	msRe := regexp.MustCompile(` ms=([0-9.]+)`)
+	var order []string
+	steps := map[string][]float64{}
+	var total []float64
+	for _, l := range lines {
+		m := stepsRe.FindStringSubmatch(l)
+		t := msRe.FindStringSubmatch(l)
+		if m == nil || t == nil {
+			b.Fatalf("turn profile without steps: %q", l)
+		}
+		v, _ := strconv.ParseFloat(t[1], 64)
+		total = append(total, v)
+		seen := map[string]int{}
+		for item := range strings.SplitSeq(m[1], ", ") {
+			name, ms, _ := strings.Cut(item, " +")
+			seen[name]++
+			if seen[name] > 1 {
+				name = fmt.Sprintf("%s %d", name, seen[name])
+			}
+			v, err := strconv.ParseFloat(ms, 64)
+			if err != nil {
+				b.Fatalf("step %q of %q", item, l)
+			}
+			if _, ok := steps[name]; !ok {
+				order = append(order, name)
+			}
+			steps[name] = append(steps[name], v)
+		}
+	}
+	median := func(v []float64) float64 {
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	unit := regexp.MustCompile(`[^a-z0-9]+`)
+	for i, name := range order {
+		b.ReportMetric(median(steps[name]), fmt.Sprintf("s%02d-%s-ms", i+1, strings.Trim(unit.ReplaceAllString(name, "-"), "-")))
+	}
+	b.ReportMetric(median(total), "daemon-p50-ms")
 }
 
 // BenchmarkDaemonIdleRSS reports the resident memory of `shelldon serve`

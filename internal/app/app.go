@@ -28,6 +28,7 @@ import (
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/core/store"
+	"github.com/shelldon/shelldon/internal/core/toolbox"
 	"github.com/shelldon/shelldon/internal/hidden"
 	"github.com/shelldon/shelldon/internal/inert"
 	"github.com/shelldon/shelldon/internal/redact"
@@ -60,7 +61,10 @@ type App struct {
 	model    *liveModel
 	skillLib *skill.Library    // the skills: in the daemon, the library its turns and promotions use
 	warm     *core.WarmSpawner // the worker started ahead (agent.warm_worker), or nil
-	cfgMu    sync.Mutex        // guards Config and Providers across live reloads
+	// background is the work Open started that Close waits for (the
+	// python gate's cache).
+	background sync.WaitGroup
+	cfgMu      sync.Mutex // guards Config and Providers across live reloads
 	// settingsMu serializes the changes to the owner's files (the
 	// settings API, an approved update_config): each is prepared from
 	// the files and written whole, one at a time.
@@ -166,8 +170,9 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 		return nil, err
 	}
 	a.skillLib = skills
+	pyCache := a.pyGateCache(ctx, cfg, mode)
 	var spawner core.Spawner = &core.SandboxSpawner{Runner: runner, Path: exe, Args: childproc.WorkerArgs,
-		Env: core.WorkerEnv(environ), Workspace: cfg.Workspace, ReadOnly: []string{tools.LiveDir()}, Logger: log}
+		Env: core.WorkerEnv(environ), Workspace: cfg.Workspace, ReadOnly: []string{tools.LiveDir(), pyCache}, Logger: log}
 	if runtime.GOOS != "linux" {
 		log.Warn("no sandbox on " + runtime.GOOS + ": each turn's worker runs as a plain child process, and tools that run model-chosen code refuse to run")
 		spawner = &core.ExecSpawner{Path: exe, Args: childproc.WorkerArgs, Env: core.WorkerEnv(environ), Logger: log}
@@ -196,6 +201,7 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 		Configure:     a.configure,
 		Schedules:     a.schedules(),
 		Tools:         tools,
+		PyGateCache:   pyCache,
 		Skills:        skillStore{lib: skills, log: log},
 		SandboxLayers: tier.InPlace(),
 		Strikes:       cfg.Selfcode.Strikes,
@@ -220,6 +226,30 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 		}
 	}
 	return a, nil
+}
+
+// pyGateCache is the directory of the Python gate's compiled scripts
+// (toolbox.BuildPyGateCache), which every sandbox sees read-only; "" when
+// it cannot be made. A daemon builds the cache in the background at start:
+// until it is there, or if it cannot be built, a gate compiles the scripts
+// itself, which takes longer and gives the same answer. Close waits for
+// the build.
+func (a *App) pyGateCache(ctx context.Context, cfg *config.Config, mode Mode) string {
+	dir := cfg.Path(filepath.Join("cache", "pygate"))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		a.Log.Warn("the python gate's cache", "err", err)
+		return ""
+	}
+	if mode == ForDaemon {
+		a.background.Add(1)
+		go func() {
+			defer a.background.Done()
+			if _, err := toolbox.BuildPyGateCache(context.WithoutCancel(ctx), dir); err != nil && !errors.Is(err, toolbox.ErrNoPython) {
+				a.Log.Warn("the python gate's cache", "err", err)
+			}
+		}()
+	}
+	return dir
 }
 
 // openLibraries opens the self-coded tools' directory and the skills.
@@ -285,6 +315,10 @@ func reportTier(log *slog.Logger, tier sandbox.Tier, allowDegraded bool) {
 
 // Close releases what Open took.
 func (a *App) Close() error {
+	a.background.Wait()
+	if a.Core != nil {
+		a.Core.Close()
+	}
 	a.stopWarm()
 	return a.Store.Close()
 }

@@ -46,13 +46,11 @@ func Dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "sandbox":
 		// The worker may run inside the helper once the sandbox is built.
 		return sandbox.Helper(map[string]func() int{
-			"worker": func() int { return workerExit(runWorker(stdin, stdout, logger), logger) },
+			"worker":           func() int { return workerExit(runWorker(stdin, stdout, logger), logger) },
+			selftools.GateMode: func() int { return gateMode(stdin, stdout, logger) },
 		})
 	case "gate":
-		if err := hideFromChildren(); err != nil {
-			return exitOf(err, logger)
-		}
-		return exitOf(runGate(stdin, stdout), logger)
+		return gateMode(stdin, stdout, logger)
 	case "toolcall":
 		if err := hideFromChildren(); err != nil {
 			return exitOf(err, logger)
@@ -86,10 +84,16 @@ func workerExit(err error, logger *slog.Logger) int {
 	return 0
 }
 
-// runWorker serves one turn over stdin and stdout.
+// runWorker serves one turn over stdin and stdout. A worker whose job is
+// not there yet (one started ahead of need, agent.warm_worker) rehearses
+// the turn while it waits (worker.Rehearse), building its tools against the
+// root directory, which it only opens: no tool is called.
 func runWorker(stdin io.Reader, stdout io.Writer, logger *slog.Logger) error {
-	conn := wire.NewConn(stdin, stdout, 0)
 	red := redact.New()
+	if f, ok := stdin.(*os.File); ok {
+		worker.Rehearse(buildTools, red.JSONArgs, "/", jobArrived(f))
+	}
+	conn := wire.NewConn(stdin, stdout, 0)
 	return worker.Serve(context.Background(), conn, buildTools, red.JSONArgs, logger)
 }
 
@@ -104,20 +108,22 @@ func buildTools(job contracts.Job, d worker.Daemon) (*worker.Registry, func(), e
 		ws.Close()
 		return nil, nil, err
 	}
-	runner, err := sandbox.NewRunner("")
-	if err != nil {
-		ws.Close()
-		return nil, nil, err
-	}
-	if len(job.SandboxLayers) > 0 {
-		runner.Known(sandbox.TierOf(job.SandboxLayers))
-	}
-	if err := risky.Register(reg, risky.Env{Workspace: ws, Sandbox: runner, AllowDegraded: job.AllowDegraded, MinFreeDisk: job.MinFreeDisk, Config: d, Providers: job.Providers}); err != nil {
-		ws.Close()
-		return nil, nil, err
-	}
 	exe, err := os.Executable()
 	if err != nil {
+		ws.Close()
+		return nil, nil, err
+	}
+	runner, err := sandbox.NewRunner(exe)
+	if err != nil {
+		ws.Close()
+		return nil, nil, err
+	}
+	sb := &knownLater{runner: runner, know: func() {
+		if len(job.SandboxLayers) > 0 {
+			runner.Known(sandbox.TierOf(job.SandboxLayers))
+		}
+	}}
+	if err := risky.Register(reg, risky.Env{Workspace: ws, Sandbox: sb, AllowDegraded: job.AllowDegraded, MinFreeDisk: job.MinFreeDisk, Config: d, Providers: job.Providers}); err != nil {
 		ws.Close()
 		return nil, nil, err
 	}
@@ -135,8 +141,8 @@ func buildTools(job contracts.Job, d worker.Daemon) (*worker.Registry, func(), e
 	}
 	_, perr := exec.LookPath("python3")
 	finder, _ := d.(worker.ToolFinder) // the daemon's client is one
-	if err := selftools.Register(reg, selftools.Env{Daemon: d, Sandbox: runner, Binary: exe, Tools: job.SelfTools,
-		AllowDegraded: job.AllowDegraded, Python: perr == nil, Search: job.ToolSearch, Finder: finder}); err != nil {
+	if err := selftools.Register(reg, selftools.Env{Daemon: d, Sandbox: sb, Binary: exe, Tools: job.SelfTools,
+		AllowDegraded: job.AllowDegraded, Python: perr == nil, Search: job.ToolSearch, Finder: finder, PyCache: job.PyGateCache}); err != nil {
 		ws.Close()
 		return nil, nil, err
 	}

@@ -4,6 +4,7 @@ package childproc
 
 import (
 	"fmt"
+	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -30,4 +31,23 @@ func hideFromChildren() error {
 		return fmt.Errorf("make the process non-dumpable: %w", err)
 	}
 	return nil
+}
+
+// jobArrived returns whether f (the worker's standard input, the daemon's
+// end of the pipe) has something to read, asked without reading or
+// waiting; a closed pipe counts, as does any doubt.
+func jobArrived(f *os.File) func() bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return func() bool { return true }
+	}
+	return func() bool {
+		arrived := true
+		err := rc.Control(func(fd uintptr) {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			n, err := unix.Poll(fds, 0)
+			arrived = err != nil || n > 0
+		})
+		return arrived || err != nil
+	}
 }

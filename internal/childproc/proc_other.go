@@ -4,6 +4,7 @@ package childproc
 
 import (
 	"errors"
+	"os"
 	"syscall"
 )
 
@@ -18,3 +19,6 @@ func dieWithParent() *syscall.SysProcAttr { return nil }
 // hideFromChildren needs Linux; the sandboxed children it protects do not
 // run elsewhere.
 func hideFromChildren() error { return nil }
+
+// jobArrived says yes: a worker off Linux does not rehearse.
+func jobArrived(*os.File) func() bool { return func() bool { return true } }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -22,6 +23,18 @@ import (
 // The gate and toolcall modes run inside the sandbox the worker builds for
 // them (never any network, a private /tmp, rlimits, seccomp, Landlock):
 // model code only ever runs here.
+
+// gateMode is the gate, run by the sandbox helper in its own process
+// (selftools.GateMode) or as `be-child gate`. In the helper it runs on the
+// helper's locked, confined thread (sandbox.Helper), and pytool starts
+// python3 from it, synchronously: the child inherits the thread's Landlock
+// domain with the rest of the sandbox. The helper is already not dumpable.
+func gateMode(stdin io.Reader, stdout io.Writer, logger *slog.Logger) int {
+	if err := hideFromChildren(); err != nil {
+		return exitOf(err, logger)
+	}
+	return exitOf(runGate(stdin, stdout), logger)
+}
 
 // runGate checks a proposed tool and runs its test; it prints a
 // selftools.GateResult.
@@ -63,7 +76,7 @@ func gate(req selftools.GateRequest) selftools.GateResult {
 		}
 		defer os.RemoveAll(dir)
 		// The checks and, if they pass, the test, in one python3 process.
-		meta, rep, err := pytool.Gate(ctx, "python3", dir, req.Name, []byte(req.Code), []byte(req.Test), 20*time.Second)
+		meta, rep, err := pytool.Gate(ctx, "python3", req.PyCache, dir, req.Name, []byte(req.Code), []byte(req.Test), 20*time.Second)
 		switch {
 		case pytool.IsCheckFailure(err):
 			return fail("static checks: %v", err)

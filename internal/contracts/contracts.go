@@ -74,7 +74,12 @@ type ToolSpec struct {
 // Request is one model call: the system prompt, the conversation so far and
 // the tools on offer. An empty Tools list asks for a plain text answer.
 type Request struct {
-	System    string     `json:"system,omitempty"`
+	System string `json:"system,omitempty"`
+	// History, from a worker, is how many messages of its job's history
+	// come before Messages: it names them rather than sending back what
+	// the daemon sent it, and the daemon puts them back before the call.
+	// 0 means Messages is the whole conversation.
+	History   int        `json:"history,omitempty"`
 	Messages  []Message  `json:"messages"`
 	Tools     []ToolSpec `json:"tools,omitempty"`
 	MaxTokens int        `json:"max_tokens,omitempty"`
@@ -284,6 +289,11 @@ type Job struct {
 	// SandboxLayers are the sandbox layers the daemon's probe found in
 	// place, so the worker's sandboxed tools need not probe again.
 	SandboxLayers []string `json:"sandbox_layers,omitempty"`
+	// PyGateCache is the directory of the Python gate's compiled scripts
+	// (pytool.BuildGateCache), which the daemon writes and the worker's
+	// sandbox shows read-only; "" when there is none (a gate then compiles
+	// them itself).
+	PyGateCache string `json:"py_gate_cache,omitempty"`
 	// SkillCatalog lists the skills in use ("- name: \"description\"" lines) for the
 	// system prompt.
 	SkillCatalog string `json:"skill_catalog,omitempty"`
@@ -341,4 +351,18 @@ type Result struct {
 	Provider  string    `json:"provider,omitempty"`
 	Model     string    `json:"model,omitempty"`
 	Pending   *Pending  `json:"pending,omitempty"`
+	// Profile is where the worker's time went: each mark names a step
+	// that had just ended, with the time since the worker read its job.
+	// The daemon logs it with its own marks (docs/PERFORMANCE.md).
+	Profile []Mark `json:"profile,omitempty"`
+	// ProfileAt is when the worker read its job, in microseconds since
+	// the Unix epoch: where the daemon places Profile in its own time.
+	ProfileAt int64 `json:"profile_at,omitempty"`
+}
+
+// Mark is one point of a turn's profile: the step that had just ended,
+// and when, in microseconds since the profile's start.
+type Mark struct {
+	Step   string `json:"step"`
+	Micros int64  `json:"us"`
 }

@@ -177,3 +177,61 @@ func TestDaemonCallTable(t *testing.T) {
 		t.Errorf("streamed %q", streamed.String())
 	}
 }
+
+// TestModelCallNamesTheHistory: a worker's model request may name the
+// job's history rather than carry it back (contracts.Request.History);
+// the provider gets the whole conversation. A request that names more
+// history than the job had, or a negative count, is refused, and the
+// model is not called.
+func TestModelCallNamesTheHistory(t *testing.T) {
+	t.Parallel()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "shelldon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	model := &scriptedModel{}
+	var refused []string
+	named := func(job contracts.Job, d *wire.Client) contracts.Result {
+		var comp contracts.Completion
+		for _, n := range []int{len(job.History) + 1, -1} {
+			err := d.Call(context.Background(), wire.MethodComplete, contracts.Request{History: n,
+				Messages: []contracts.Message{{Role: contracts.RoleUser, Text: job.Input}}}, &comp)
+			var re *wire.RemoteError
+			if errors.As(err, &re) {
+				refused = append(refused, re.Message)
+			}
+		}
+		req := contracts.Request{History: len(job.History), Messages: []contracts.Message{{Role: contracts.RoleUser, Text: job.Input}}}
+		if err := d.Call(context.Background(), wire.MethodComplete, req, &comp); err != nil {
+			return contracts.Result{Stopped: contracts.StopError, Reply: err.Error()}
+		}
+		return contracts.Result{Reply: comp.Message.Text, Messages: append(req.Messages, comp.Message)}
+	}
+	sp := &playSpawner{plays: []func(contracts.Job, *wire.Client) contracts.Result{named, named}}
+	c, err := core.New(core.Options{Store: st, Model: model, Spawner: sp, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"first", "second"} {
+		if out, err := c.Send(context.Background(), "chat", text, core.Events{}); err != nil || out.Reply != "done" {
+			t.Fatalf("turn %q: %+v, %v", text, out, err)
+		}
+	}
+	model.mu.Lock()
+	defer model.mu.Unlock()
+	if len(model.reqs) != 2 {
+		t.Fatalf("the model was called %d times, want 2 (refused requests never reach it)", len(model.reqs))
+	}
+	var texts []string
+	for _, m := range model.reqs[1].Messages {
+		texts = append(texts, string(m.Role)+":"+m.Text)
+	}
+	if got, want := strings.Join(texts, " "), "user:first assistant:done user:second"; got != want {
+		t.Errorf("the second turn's request holds %q, want %q", got, want)
+	}
+	if len(refused) != 4 || !strings.Contains(refused[0], "names 1 messages of a history of 0") ||
+		!strings.Contains(refused[3], "names -1 messages of a history of 2") {
+		t.Errorf("refusals: %q", refused)
+	}
+}

@@ -90,6 +90,9 @@ type Options struct {
 	Skills SkillStore
 	// Tools is the directory of self-coded tools; nil means none.
 	Tools *selfcode.Dir
+	// PyGateCache is the directory of the Python gate's compiled scripts
+	// (toolbox.BuildPyGateCache), passed to each worker; "" means none.
+	PyGateCache string
 	// Strikes is how many failed calls quarantine a self-coded tool
 	// version (selfcode.strikes); default 3.
 	Strikes int
@@ -113,6 +116,14 @@ type Core struct {
 	slots     chan struct{}
 	recovered atomic.Pointer[func(chat string, out Outcome)] // see OnRecovered
 	self      selfDriven                                     // budgets and self-driven turns (selfdriven.go)
+	reaping   sync.WaitGroup                                 // workers ended in the background (serveWorker)
+}
+
+// Close waits until the workers of finished turns are reaped: a turn
+// returns its outcome before its worker's sandbox is torn down.
+func (c *Core) Close() error {
+	c.reaping.Wait()
+	return nil
 }
 
 // defaults fills the zero fields of opts that have one.
@@ -247,16 +258,21 @@ func (c *Core) send(ctx context.Context, chat, key, text string, ev Events) (Out
 	if chat == "" {
 		chat = "default"
 	}
+	ctx = withProfile(ctx)
 	if err := c.acquire(ctx); err != nil {
 		return Outcome{}, err
 	}
 	defer c.release()
+	profileOf(ctx).mark("worker slot taken")
 	if ev.self != nil {
 		return c.runTurn(ctx, chat, key, text, nil, ev)
 	}
-	warning := c.budgetWarning(ctx)
+	// The budgets are read beside the turn, not before it: their warning
+	// only heads the reply.
+	warning := make(chan string, 1)
+	go func() { warning <- c.budgetWarning(ctx) }()
 	out, err := c.runTurn(ctx, chat, key, text, nil, ev)
-	return warned(out, warning), err
+	return warned(out, <-warning), err
 }
 
 // acquire waits for a worker slot: a turn or a decision waits its turn
@@ -278,17 +294,29 @@ func (c *Core) release() { <-c.slots }
 // returns.
 func (c *Core) runTurn(ctx context.Context, chat, key, text string, resume *contracts.Resume, ev Events) (Outcome, error) {
 	st := c.opts.Store
-	// The history is read before this turn begins, so it holds earlier turns only.
+	ctx = withProfile(ctx)
+	prof := profileOf(ctx)
 	tun := c.tuning()
+	// The facts for the prompt are read beside the history and the turn's
+	// beginning (SQLite's WAL lets a reader run beside the writer).
+	memories := make(chan []contracts.Fact, 1)
+	go func() {
+		memories <- c.memoryFor(ctx, text, tun.MemoryBytes)
+		prof.mark("memory read")
+	}()
+	// The history is read before this turn begins, so it holds earlier turns only.
 	history, err := st.History(ctx, chat, tun.HistoryChars)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("core: load history of %q: %w", chat, err)
 	}
+	prof.mark("history read")
 	started := c.now()
 	turn, again, err := c.begin(ctx, chat, key, text, started, ev.self.origin())
+	prof.mark("turn begun")
 	if err != nil || turn == 0 {
 		return again, err
 	}
+	memory := <-memories
 	lim := tun.Limits
 	if lim.Budget <= 0 {
 		lim.Budget = 25 * time.Second
@@ -297,10 +325,11 @@ func (c *Core) runTurn(ctx context.Context, chat, key, text string, resume *cont
 		Chat: chat, Turn: turn, System: tun.System, History: history, Input: text,
 		Workspace: c.opts.Workspace, Limits: lim, Deadline: started.Add(lim.Budget), Resume: resume,
 		AllowDegraded: tun.AllowDegraded, MinFreeDisk: tun.MinFreeDisk, SkillCatalog: c.catalog(), SandboxLayers: c.opts.SandboxLayers,
-		Providers: tun.Providers,
+		Providers: tun.Providers, PyGateCache: c.opts.PyGateCache,
 	}
 	job.SelfTools, job.ToolSearch = c.selfTools(text, resume)
-	job.Memory = c.memoryFor(ctx, text, tun.MemoryBytes)
+	prof.mark("tools selected")
+	job.Memory = memory
 	res, filed, runErr := c.runWorker(ctx, job, ev)
 	end := store.TurnEnd{
 		Status: "ok", Reply: res.Reply, Messages: res.Messages, Usage: res.Usage,
@@ -364,6 +393,8 @@ func (c *Core) runTurn(ctx context.Context, chat, key, text string, resume *cont
 	if err := st.FinishTurn(context.WithoutCancel(ctx), turn, end); err != nil {
 		return Outcome{}, fmt.Errorf("core: finish turn %d: %w", turn, err)
 	}
+	prof.mark("turn committed")
+	prof.log(c.log, chat, turn)
 	c.log.Info("turn finished", "chat", chat, "turn", turn, "status", end.Status,
 		"tool_calls", res.ToolCalls, "input_tokens", res.Usage.InputTokens,
 		"output_tokens", res.Usage.OutputTokens, "duration", c.now().Sub(started).Round(time.Millisecond))
@@ -395,11 +426,22 @@ func (c *Core) serveWorker(ctx context.Context, job contracts.Job, ev Events, fi
 	if err != nil {
 		return contracts.Result{}, fmt.Errorf("spawn worker: %w", err)
 	}
-	defer proc.Kill()
+	profileOf(ctx).mark("worker spawned")
+	// The worker is ended and reaped in the background: it has answered,
+	// or is given up on, and tearing down its sandbox (the PID namespace)
+	// costs milliseconds the reply need not wait for.
+	c.reaping.Add(1)
+	defer func() {
+		go func() {
+			defer c.reaping.Done()
+			proc.Kill()
+		}()
+	}()
 	conn := proc.Conn()
 	if err := conn.Send(wire.TypeJob, job); err != nil {
 		return contracts.Result{}, fmt.Errorf("send job: %w", err)
 	}
+	profileOf(ctx).mark(stepJobSent)
 
 	frames := make(chan wire.Frame)
 	readErr := make(chan error, 1)
@@ -466,6 +508,8 @@ func (c *Core) serveWorker(ctx context.Context, job contracts.Job, ev Events, fi
 				if err := f.Decode(&res); err != nil {
 					return contracts.Result{}, err
 				}
+				profileOf(ctx).mark("result received")
+				profileOf(ctx).worker(res.Profile, res.ProfileAt)
 				return res, nil
 			default:
 				return contracts.Result{}, fmt.Errorf("unexpected %q frame from the worker", f.Type)

@@ -21,8 +21,13 @@ func (c *Core) calls(job contracts.Job, ev Events, filed *turnFiled) wire.Handle
 	model := c.turnModel()
 	return wire.Handlers{
 		wire.MethodComplete: wire.Handle(func(ctx context.Context, req contracts.Request) (contracts.Completion, error) {
+			req, err := withHistory(job, req)
+			if err != nil {
+				return contracts.Completion{}, err
+			}
 			comp, err := c.complete(ctx, model, req, ev)
 			c.meter(ctx, job, ev, comp)
+			profileOf(ctx).mark("usage recorded")
 			return comp, err
 		}),
 		wire.MethodPropose: wire.Handle(func(ctx context.Context, p contracts.Proposal) (contracts.Proposed, error) {
@@ -48,6 +53,20 @@ func (c *Core) calls(job contracts.Job, ev Events, filed *turnFiled) wire.Handle
 			return c.findTools(job, req, filed)
 		}),
 	}
+}
+
+// withHistory is req with the job's history it names put back before its
+// messages (contracts.Request.History).
+func withHistory(job contracts.Job, req contracts.Request) (contracts.Request, error) {
+	if req.History == 0 {
+		return req, nil
+	}
+	if req.History < 0 || req.History > len(job.History) {
+		return req, fmt.Errorf("the request names %d messages of a history of %d", req.History, len(job.History))
+	}
+	req.Messages = append(job.History[:req.History:req.History], req.Messages...)
+	req.History = 0
+	return req, nil
 }
 
 // Pinner is a Completer whose models can change while shelldon runs (a
@@ -109,7 +128,9 @@ func exchangeOf(parked []contracts.Message, res contracts.ToolResult) []contract
 // complete makes the model call a worker asked for, streaming its text to
 // the transport.
 func (c *Core) complete(ctx context.Context, model Completer, req contracts.Request, ev Events) (contracts.Completion, error) {
+	profileOf(ctx).mark("model request received")
 	comp, err := model.Complete(ctx, req, ev.Text)
+	profileOf(ctx).mark("model answered")
 	if err == nil {
 		return comp, nil
 	}

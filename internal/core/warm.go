@@ -17,11 +17,14 @@ import (
 // At most one worker waits. One that waited MaxIdle, that died, or that was
 // started before Invalidate is never handed out. Spawn takes the waiting
 // worker (waiting for it if its start is under way), or starts one itself
-// when there is none, and then starts the next.
+// when there is none; when the turn's worker ends, the next one starts.
+// Starting it then, rather than when the turn begins, keeps its start
+// (several milliseconds of CPU) off the turn it would slow down on a
+// small board, and a person's next message comes later than that.
 //
-// Workers start only when a turn starts (the next one, after the turn's
-// own) or when Invalidate replaces one, never on a timer: starting a
-// sandbox makes the hardened daemon dumpable for the instant of the fork
+// Workers start only when a turn's worker ends (the next one) or when
+// Invalidate replaces one, never on a timer: starting a sandbox makes the
+// hardened daemon dumpable for the instant of the fork
 // (sandbox.startDumpable), and those instants stay tied to the owner's
 // actions, one per turn as without a worker ahead. A worker that waited
 // too long is replaced by the turn that finds it. Nothing starts ahead
@@ -69,8 +72,8 @@ type warmWorker struct {
 	cancel context.CancelFunc // ends the context the worker was started under
 }
 
-// Warm arms the spawner: from now on each Spawn starts the next worker
-// after the turn's own. It starts nothing itself.
+// Warm arms the spawner: from now on the end of each turn's worker starts
+// the next. It starts nothing itself.
 func (s *WarmSpawner) Warm() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -84,10 +87,10 @@ func (s *WarmSpawner) refill() {
 	s.startLocked()
 }
 
-// Spawn hands out the worker started ahead if it is fit, else starts one,
-// and then starts the next. When ctx ends, the worker is killed.
+// Spawn hands out the worker started ahead if it is fit, else starts one;
+// the next starts when the one handed out ends. When ctx ends, the worker
+// is killed.
 func (s *WarmSpawner) Spawn(ctx context.Context) (Process, error) {
-	defer s.refill()
 	s.mu.Lock()
 	w := s.next
 	s.next = nil
@@ -101,11 +104,16 @@ func (s *WarmSpawner) Spawn(ctx context.Context) (Process, error) {
 		}
 		if s.fit(w) {
 			s.log().Debug("worker started ahead handed out", "worker_pid", w.proc.Pid(), "waited", s.now().Sub(w.born))
-			return w.bind(ctx), nil
+			return w.bind(ctx, s.refill), nil
 		}
 		s.goDiscard(w)
 	}
-	return s.Spawner.Spawn(ctx)
+	p, err := s.Spawner.Spawn(ctx)
+	if err != nil {
+		s.refill()
+		return nil, err
+	}
+	return &warmProcess{Process: p, stop: make(chan struct{}), cancel: func() {}, ended: s.refill}, nil
 }
 
 // Invalidate replaces the waiting worker: what it was started with may
@@ -261,9 +269,9 @@ func (s *WarmSpawner) log() *slog.Logger {
 }
 
 // bind hands w's process to a turn: when ctx ends, the process is killed,
-// as a worker started for the turn would be.
-func (w *warmWorker) bind(ctx context.Context) Process {
-	p := &warmProcess{Process: w.proc, stop: make(chan struct{}), cancel: w.cancel}
+// as a worker started for the turn would be; ended runs once it ends.
+func (w *warmWorker) bind(ctx context.Context, ended func()) Process {
+	p := &warmProcess{Process: w.proc, stop: make(chan struct{}), cancel: w.cancel, ended: ended}
 	go func() {
 		// This goroutine owns the watch from here on: no one else uses or
 		// closes its descriptor.
@@ -277,16 +285,20 @@ func (w *warmWorker) bind(ctx context.Context) Process {
 	return p
 }
 
-// warmProcess is a worker started ahead, serving its one turn.
+// warmProcess is a worker serving its one turn, started ahead or not;
+// its end starts the next.
 type warmProcess struct {
 	Process
-	stop   chan struct{}
-	once   sync.Once
-	cancel context.CancelFunc
+	stop     chan struct{}
+	once     sync.Once // ended
+	stopOnce sync.Once
+	cancel   context.CancelFunc
+	ended    func()
 }
 
 func (p *warmProcess) end() {
-	p.once.Do(func() {
+	p.once.Do(func() { p.ended() })
+	p.stopOnce.Do(func() {
 		close(p.stop)
 		p.cancel()
 	})
@@ -298,7 +310,10 @@ func (p *warmProcess) Wait() error {
 	return err
 }
 
+// Kill starts the next worker, then kills this one and waits for it: the
+// two overlap, so the next is ready sooner after a turn.
 func (p *warmProcess) Kill() error {
+	p.once.Do(func() { p.ended() })
 	err := p.Process.Kill()
 	p.end()
 	return err

@@ -77,6 +77,7 @@ func newWarmFixture(t *testing.T) *warmFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		f.core.Close()
 		f.warm.Close()
 		f.inner.mu.Lock()
 		defer f.inner.mu.Unlock()
@@ -246,10 +247,15 @@ func TestWarmSpawnGivesUp(t *testing.T) {
 	t.Parallel()
 	f := newWarmFixture(t)
 	gate := make(chan struct{})
+	asked := make(chan struct{}, 1)
 	var calls atomic.Int32
 	inner := f.warm.Spawner
 	f.warm.Spawner = spawnFunc(func(ctx context.Context) (core.Process, error) {
 		if calls.Add(1) > 1 {
+			select {
+			case asked <- struct{}{}:
+			default:
+			}
 			<-gate // the start after the first turn's
 		}
 		return inner.Spawn(ctx)
@@ -257,6 +263,7 @@ func TestWarmSpawnGivesUp(t *testing.T) {
 	f.warm.Warm()
 	f.turn(t)
 	f.next(t)
+	<-asked // the first turn's worker ended, and the next one's start is under way
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := f.warm.Spawn(ctx); !errors.Is(err, context.Canceled) {

@@ -28,7 +28,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -99,23 +98,38 @@ func Hash(language, code, test string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-var identRe = regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`)
+// isIdent reports whether n is a name of at most 48 bytes: a lowercase
+// letter, then lowercase letters, digits and _. By hand rather than a
+// regexp: a package-level regexp (and table) is built at every start of the
+// binary, every sandbox helper's included.
+func isIdent(n string) bool {
+	if n == "" || len(n) > 48 || n[0] < 'a' || n[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(n); i++ {
+		if c := n[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
 
 // reserved are names a self-coded tool may not take: the built-in tools of
 // the catalogue (contracts.BuiltinTools) and the words of both languages.
-var reserved = map[string]bool{}
-
-func init() {
+// Made when first needed, not at every start of the binary.
+var reserved = sync.OnceValue(func() map[string]bool {
+	r := map[string]bool{}
 	for _, b := range contracts.BuiltinTools() {
-		reserved[b.Name] = true
+		r[b.Name] = true
 	}
 	for _, w := range strings.Fields(`and as assert async await break class continue def del elif else except false finally for from global if
 		import in is lambda load none nonlocal not or pass raise return true try while with yield match case type
 		print len str int float bool list dict set tuple range min max sum sorted reversed enumerate zip map filter
 		any all abs round repr hash id open exec eval compile input object super fail struct json math http`) {
-		reserved[w] = true
+		r[w] = true
 	}
-}
+	return r
+})
 
 // Normalize turns a proposed name into a safe identifier: lowercase, with
 // spaces, dashes and dots as underscores. It refuses what is left if it is
@@ -123,10 +137,10 @@ func init() {
 func Normalize(name string) (string, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	n = strings.NewReplacer(" ", "_", "-", "_", ".", "_").Replace(n)
-	if !identRe.MatchString(n) {
+	if !isIdent(n) {
 		return "", fmt.Errorf("%w: %q must be 1-48 letters, digits or _, starting with a letter", ErrBadName, name)
 	}
-	if reserved[n] {
+	if reserved()[n] {
 		return "", fmt.Errorf("%w: %q is a built-in tool or a language keyword", ErrBadName, n)
 	}
 	return n, nil

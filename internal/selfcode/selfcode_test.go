@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -147,4 +148,17 @@ func TestStageRefusals(t *testing.T) {
 	if _, err := d.Stage("x", "ruby", "", "", Meta{}, ""); err == nil {
 		t.Error("unknown language accepted")
 	}
+}
+
+// FuzzIsIdent: the hand-written identifier check is the regexp it replaced.
+func FuzzIsIdent(f *testing.F) {
+	re := regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`)
+	for _, s := range []string{"", "a", "word_count", "Word", "1a", "a-b", "é", strings.Repeat("a", 48), strings.Repeat("a", 49), "a\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := isIdent(s), re.MatchString(s); got != want {
+			t.Errorf("isIdent(%q) = %v, the regexp says %v", s, got, want)
+		}
+	})
 }

@@ -351,7 +351,7 @@ func (d *Dir) intents() []string {
 	entries, _ := os.ReadDir(filepath.Join(d.root, ".journal"))
 	var names []string
 	for _, e := range entries {
-		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && identRe.MatchString(n) {
+		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && isIdent(n) {
 			names = append(names, n)
 		}
 	}

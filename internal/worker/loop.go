@@ -53,6 +53,10 @@ type Loop struct {
 	// succeed: the daemon records the exchange, so no crash after it loses
 	// it. nil: nothing to tell.
 	Record func(ctx context.Context, msgs []contracts.Message) error
+
+	// profile, when set (Serve), gets a mark for each model request, its
+	// answer and each tool call.
+	profile *profile
 }
 
 // Run runs one turn and returns its result. It never fails: a model that
@@ -82,6 +86,7 @@ func (l *Loop) Run(ctx context.Context, job contracts.Job) contracts.Result {
 
 	t := &turn{loop: l, now: now, lim: lim, deadline: deadline}
 	t.convo = append(t.convo, job.History...)
+	t.history = len(job.History)
 	if r := job.Resume; r != nil {
 		t.convo = append(t.convo, r.Messages...)
 		t.res.Messages = append([]contracts.Message(nil), r.Messages...)
@@ -144,9 +149,11 @@ type turn struct {
 	lim      contracts.Limits
 	deadline time.Time
 	convo    []contracts.Message // history + this turn, sent to the model
+	history  int                 // how many of convo are the job's history, never changed
 	res      contracts.Result
 	lastText string // the model's latest words, for an early stop
 	approved string // the id of the one RISKY call the owner approved, while it runs
+	requests int    // the model requests made so far
 }
 
 func (t *turn) append(m contracts.Message) {
@@ -167,7 +174,9 @@ func (t *turn) run(ctx context.Context, system string) {
 			t.stop(contracts.StopDeadline, "")
 			return
 		}
-		req := contracts.Request{System: system, Messages: t.convo, MaxTokens: t.lim.MaxTokens}
+		// The daemon has the job's history: the request names it rather
+		// than sending it back (contracts.Request.History).
+		req := contracts.Request{System: system, History: t.history, Messages: t.convo[t.history:], MaxTokens: t.lim.MaxTokens}
 		limitReached := t.res.ToolCalls >= t.lim.MaxToolCalls
 		if limitReached {
 			req.System = strings.TrimSpace(system + "\n\n" + fmt.Sprintf(
@@ -181,7 +190,10 @@ func (t *turn) run(ctx context.Context, system string) {
 		// came), which this worker must still be waiting to read; the
 		// turn's own deadline is the backstop. The reserve checked above
 		// keeps the calls from starting when no answer could come.
+		t.requests++
+		t.loop.profile.mark(stepRequestSent(t.requests))
 		comp, err := t.loop.Model.Complete(ctx, req)
+		t.loop.profile.mark(stepAnswerReceived(t.requests))
 		t.res.Usage = t.res.Usage.Add(comp.Usage)
 		if comp.Provider != "" {
 			t.res.Provider, t.res.Model = comp.Provider, comp.Model
@@ -349,6 +361,13 @@ func (t *turn) call(ctx context.Context, call contracts.ToolCall) contracts.Tool
 		Phase: contracts.PhaseEnd, CallID: call.ID, Tool: call.Name, Arguments: args,
 		OK: res.OK, Summary: capText(res.Content, summaryBytes), Duration: t.now().Sub(start),
 	})
+	if t.loop.profile != nil {
+		name := "?"
+		if _, ok := t.loop.Tools.Get(call.Name); ok {
+			name = call.Name
+		}
+		t.loop.profile.mark(stepToolRan(name))
+	}
 	return res
 }
 
@@ -426,7 +445,7 @@ func PrepareArguments(tool *Tool, raw string) (json.RawMessage, error) {
 	if !ok {
 		return nil, fmt.Errorf("the arguments must be a JSON object, not %s", jsonKind(v))
 	}
-	resolved, err := tool.resolve()
+	resolved, err := tool.ResolveSchema()
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,7 @@ type ToolFinder interface {
 // daemon closing the pipe, ends the turn early.
 func Serve(ctx context.Context, conn *wire.Conn, build Builder, redact func(string) string, logger *slog.Logger) error {
 	first, err := conn.Recv()
+	prof := newProfile(time.Now())
 	if err != nil {
 		return fmt.Errorf("worker: read job: %w", err)
 	}
@@ -54,6 +55,7 @@ func Serve(ctx context.Context, conn *wire.Conn, build Builder, redact func(stri
 	if err := first.Decode(&job); err != nil {
 		return err
 	}
+	prof.mark(StepJobDecoded)
 	rm := newRemote(conn)
 	reg, release, err := build(job, rm)
 	if err != nil {
@@ -61,12 +63,14 @@ func Serve(ctx context.Context, conn *wire.Conn, build Builder, redact func(stri
 		return fmt.Errorf("worker: build tools: %w", err)
 	}
 	defer release()
+	prof.mark(StepToolsBuilt)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go rm.readLoop(cancel, logger)
 
 	loop := &Loop{
+		profile:  prof,
 		Model:    rm,
 		Tools:    reg,
 		Redact:   redact,
@@ -80,7 +84,9 @@ func Serve(ctx context.Context, conn *wire.Conn, build Builder, redact func(stri
 		},
 	}
 	job.System = SystemPrompt(time.Now(), job.System, job.SkillCatalog, job.Memory)
+	prof.mark(StepPromptBuilt)
 	res := loop.Run(ctx, job)
+	res.Profile, res.ProfileAt = prof.done(StepResultReady), prof.start.UnixMicro()
 	err = conn.Send(wire.TypeResult, res)
 	if errors.Is(err, wire.ErrTooLarge) {
 		// The turn's messages do not fit in a frame: the owner learns
@@ -104,7 +110,7 @@ func oversized(res contracts.Result, cause error) contracts.Result {
 		reply += "\n\nThe reply began: " + capText(res.Reply, 4<<10)
 	}
 	out := contracts.Result{Reply: reply, ToolCalls: res.ToolCalls, Usage: res.Usage, Stopped: contracts.StopError,
-		Provider: res.Provider, Model: res.Model}
+		Provider: res.Provider, Model: res.Model, Profile: res.Profile}
 	if len(res.Messages) > 0 && res.Messages[0].Role == contracts.RoleUser && len(res.Messages[0].Text) <= MaxResultBytes &&
 		len(res.Messages[0].ToolResults) == 0 {
 		out.Messages = append(out.Messages, res.Messages[0])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"sync"
 
@@ -21,8 +22,13 @@ type Tool struct {
 	Name        string
 	Description string
 	Tier        contracts.Tier
-	Schema      *jsonschema.Schema
-	Run         func(ctx context.Context, args json.RawMessage) (string, error)
+	// Schema is the parameter schema. A tool made by NewTool leaves it
+	// nil and derives it from its Go type when it is first needed
+	// (ResolveSchema): a worker is a fresh process per turn, and deriving
+	// and resolving some twenty schemas by reflection would cost every
+	// turn milliseconds for the few tools it calls.
+	Schema *jsonschema.Schema
+	Run    func(ctx context.Context, args json.RawMessage) (string, error)
 	// Check, for a RISKY tool, refuses a call before the owner is asked
 	// (a path the tool would never write, a URL it would never fetch), so
 	// the owner only sees calls that can run. Run checks again.
@@ -40,26 +46,43 @@ type Tool struct {
 	// only when the tool is called, so a thousand offered tools cost little.
 	Params json.RawMessage
 
-	params   json.RawMessage // the schema as sent to the model
+	params   json.RawMessage                    // the schema as sent to the model
+	derive   func() (*jsonschema.Schema, error) // NewTool's: Schema from the Go type
+	argsType string                             // NewTool's: reflect's name of that type
 	once     sync.Once
 	resolved *jsonschema.Resolved
 	resErr   error
 }
 
-// Spec returns what the model is told about the tool.
+// Spec returns what the model is told about the tool. A built-in's
+// parameter schema is the precomputed JSON (builtin_schemas.go); another
+// tool's is Params, or Schema marshaled.
 func (t *Tool) Spec() contracts.ToolSpec {
 	if t.params == nil {
 		t.params = t.Params
 		if t.params == nil {
-			t.params, _ = json.Marshal(t.Schema)
+			if _, err := t.ResolveSchema(); err == nil {
+				t.params, _ = json.Marshal(t.Schema)
+			}
 		}
 	}
 	return contracts.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.params}
 }
 
-// resolve decodes (for Params) and resolves the tool's schema, once.
-func (t *Tool) resolve() (*jsonschema.Resolved, error) {
+// ArgsType is reflect's name of the Go type a tool made by NewTool decodes
+// its arguments into ("" for another tool).
+func (t *Tool) ArgsType() string { return t.argsType }
+
+// ResolveSchema derives (for a tool made by NewTool), decodes (for Params)
+// and resolves the tool's schema, once; the loop validates each call's
+// arguments against it.
+func (t *Tool) ResolveSchema() (*jsonschema.Resolved, error) {
 	t.once.Do(func() {
+		if t.Schema == nil && t.derive != nil {
+			if t.Schema, t.resErr = t.derive(); t.resErr != nil {
+				return
+			}
+		}
 		if t.Schema == nil {
 			var s jsonschema.Schema
 			if len(t.Params) > 0 {
@@ -78,17 +101,21 @@ func (t *Tool) resolve() (*jsonschema.Resolved, error) {
 }
 
 // NewTool builds a Tool whose parameter schema is derived from the Go type In
-// and whose arguments are decoded into an In before fn runs.
+// (when first needed: see Tool.Schema) and whose arguments are decoded into
+// an In before fn runs.
 func NewTool[In any](name, description string, tier contracts.Tier, fn func(context.Context, In) (string, error)) (*Tool, error) {
-	schema, err := jsonschema.For[In](nil)
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: derive schema: %w", name, err)
-	}
 	return &Tool{
 		Name:        name,
 		Description: description,
 		Tier:        tier,
-		Schema:      schema,
+		argsType:    reflect.TypeFor[In]().String(),
+		derive: func() (*jsonschema.Schema, error) {
+			schema, err := jsonschema.For[In](nil)
+			if err != nil {
+				return nil, fmt.Errorf("derive schema: %w", err)
+			}
+			return schema, nil
+		},
 		Run: func(ctx context.Context, raw json.RawMessage) (string, error) {
 			var in In
 			if err := json.Unmarshal(raw, &in); err != nil {
@@ -101,13 +128,49 @@ func NewTool[In any](name, description string, tier contracts.Tier, fn func(cont
 
 // NewBuiltin builds the built-in tool called name, as NewTool does, with the
 // tier the catalogue gives it (contracts.BuiltinTools). A name the
-// catalogue lacks is an error: every built-in is catalogued.
+// catalogue lacks is an error: every built-in is catalogued. The schema the
+// model is told is the one precomputed for name and In (builtin_schemas.go),
+// when there is one, so a turn derives by reflection only the schemas of
+// the tools it calls.
 func NewBuiltin[In any](name, description string, fn func(context.Context, In) (string, error)) (*Tool, error) {
-	b, ok := contracts.Builtin(name)
+	tier, ok := builtinTiers()[name]
 	if !ok {
 		return nil, fmt.Errorf("tool %s: not in the catalogue of built-in tools", name)
 	}
-	return NewTool(name, description, b.Tier, fn)
+	t, err := NewTool(name, description, tier, fn)
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := builtinSchemas[name]; ok && s.goType == t.argsType {
+		t.params = json.RawMessage(s.json)
+	}
+	return t, nil
+}
+
+// builtinTiers is the catalogue's tier of each built-in by name, made once
+// a process: a worker looks up each of some twenty built-ins as it builds a
+// turn's tools, and contracts.BuiltinTools makes the whole catalogue afresh
+// on each call (a tenth of the time the tools took to build).
+var builtinTiers = sync.OnceValue(func() map[string]contracts.Tier {
+	tiers := map[string]contracts.Tier{}
+	for _, b := range contracts.BuiltinTools() {
+		tiers[b.Name] = b.Tier
+	}
+	return tiers
+})
+
+// BuiltinSchema returns the parameter schema precomputed for the built-in
+// tool called name and the Go type it was derived from, for the test that
+// keeps builtin_schemas.go true to the types.
+func BuiltinSchema(name string) (goType string, schema json.RawMessage, ok bool) {
+	s, ok := builtinSchemas[name]
+	return s.goType, json.RawMessage(s.json), ok
+}
+
+// builtinSchema is the parameter schema of a built-in, precomputed.
+type builtinSchema struct {
+	goType string // reflect's name of the argument type: a guard against a stale entry
+	json   string // what json.Marshal makes of the schema jsonschema.For derives
 }
 
 // Registry holds the tools of a turn by name. It refuses duplicate names.
@@ -121,17 +184,12 @@ type Registry struct {
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry { return &Registry{tools: map[string]*Tool{}} }
 
-// Add registers t, resolving its schema. A duplicate name or a schema that
-// does not resolve is an error.
+// Add registers t. A duplicate name is an error. The tool's schema is
+// resolved when a call is first validated (Tool.ResolveSchema); that every
+// built-in's resolves is a test (childproc's TestBuiltinSchemas).
 func (r *Registry) Add(t *Tool) error {
 	if t == nil || t.Name == "" {
 		return fmt.Errorf("registry: tool without a name")
-	}
-	if t.Params == nil {
-		// A built-in's schema is resolved now: a broken one is a bug.
-		if _, err := t.resolve(); err != nil {
-			return fmt.Errorf("registry: tool %q: resolve schema: %w", t.Name, err)
-		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

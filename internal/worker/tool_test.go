@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/shelldon/shelldon/internal/contracts"
@@ -61,5 +62,48 @@ func TestRegistryAddWhileRead(t *testing.T) {
 	<-done
 	if n := len(reg.Tools()); n != 50 {
 		t.Errorf("%d tools, want 50", n)
+	}
+}
+
+type unusable struct {
+	C chan int `json:"c"` // no JSON schema describes a channel
+}
+
+// TestSchemaDerivedWhenNeeded: NewTool derives the schema when a call is
+// first checked against it (or the spec is asked for), not when the tool
+// is made or registered; a type no schema describes fails then, as the
+// call's error.
+func TestSchemaDerivedWhenNeeded(t *testing.T) {
+	t.Parallel()
+	tool, err := NewTool("odd", "a tool", contracts.TierFree, func(context.Context, unusable) (string, error) { return "", nil })
+	if err != nil {
+		t.Fatalf("NewTool = %v; the schema is derived later", err)
+	}
+	if err := NewRegistry().Add(tool); err != nil {
+		t.Fatalf("Add = %v; the schema is derived later", err)
+	}
+	if tool.Schema != nil {
+		t.Fatal("the schema was derived before it was needed")
+	}
+	if _, err := PrepareArguments(tool, `{}`); err == nil || !strings.Contains(err.Error(), "derive schema") {
+		t.Errorf("PrepareArguments = %v, want the derivation's error", err)
+	}
+}
+
+// TestBuiltinSchemaOfItsType: a built-in is told the precomputed schema
+// only when it was derived from the tool's own argument type; another type
+// (a stale entry, a test's tool) gets its own schema, derived.
+func TestBuiltinSchemaOfItsType(t *testing.T) {
+	t.Parallel()
+	goType, pre, ok := BuiltinSchema(contracts.ToolReadFile)
+	if !ok || goType == "" || !strings.Contains(string(pre), `"path"`) {
+		t.Fatalf("BuiltinSchema(read_file) = %q %s %v", goType, pre, ok)
+	}
+	other, err := NewBuiltin(contracts.ToolReadFile, "a tool", func(context.Context, echoIn) (string, error) { return "", nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(other.Spec().Parameters); strings.Contains(got, `"path"`) || !strings.Contains(got, `"text"`) {
+		t.Errorf("a read_file of another type is told %s", got)
 	}
 }

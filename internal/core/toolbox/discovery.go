@@ -1,6 +1,7 @@
 package toolbox
 
 import (
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +20,9 @@ const (
 	SearchThreshold = 24
 	SelectK         = 8
 	FindK           = 8 // the most tools one find_tools call adds
+	// bigToolbox is the size from which a rebuild of the cache returns
+	// the memory it used to the system at once.
+	bigToolbox = 1000
 )
 
 // discovery caches the live tools between turns, with their search index;
@@ -77,6 +81,13 @@ func (t *Toolbox) discover() []contracts.SelfTool {
 	if len(tools) > SearchThreshold {
 		t.disc.index = toolsearch.Build(docs)
 	}
+	if len(list) >= bigToolbox {
+		// Reading a large toolbox's manifests left garbage several times
+		// the size of what is kept: give it back to the system now rather
+		// than keep the daemon's footprint at that peak.
+		list, docs = nil, nil
+		debug.FreeOSMemory()
+	}
 	return tools
 }
 
@@ -92,16 +103,16 @@ func (t *Toolbox) Select(query string, k int, keep []string) (tools []contracts.
 	if len(all) <= SearchThreshold || t.disc.index == nil {
 		return all, false
 	}
-	names := map[string]bool{}
-	for _, n := range keep {
-		names[n] = true
-	}
+	// The chosen few are looked up by name (all is in name order), so a
+	// turn's cost does not grow with the toolbox.
+	names := slices.Clone(keep)
 	for _, m := range t.disc.index.RankRecent(query, k, t.recent()) {
-		names[m.Name] = true
+		names = append(names, m.Name)
 	}
-	for _, st := range all {
-		if names[st.Name] {
-			tools = append(tools, st)
+	slices.Sort(names)
+	for _, name := range slices.Compact(names) {
+		if i, ok := slices.BinarySearchFunc(all, name, byName); ok {
+			tools = append(tools, all[i])
 		}
 	}
 	return tools, true

@@ -133,14 +133,12 @@ func checkerScript() string {
 	return checkSource + "\n" + checkReflect + "\n" + checkTree + "\n" + checkMeta
 }
 
-// checkerRequest is the checker's request. The gate sends the checker's source with it
-// (checker); Check runs that source as its script instead.
+// checkerRequest is the checker's request.
 type checkerRequest struct {
 	Name    string   `json:"name"`
 	Code    string   `json:"code"` // base64
 	Test    string   `json:"test"` // base64
 	Allowed []string `json:"allowed"`
-	Checker string   `json:"checker,omitempty"`
 }
 
 func newCheckerRequest(name string, code, test []byte) checkerRequest {

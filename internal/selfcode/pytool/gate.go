@@ -22,6 +22,10 @@ var gateScript string
 // only a tool it passes goes on to its test, in that same interpreter. One interpreter
 // start and one set of imports instead of two.
 //
+// cacheDir, if not "", is the directory of the gate's code cache (BuildGateCache): the
+// scripts compiled ahead, used when the cache there is this binary's, whole, and made by
+// this python; else they are compiled here, as they are without one.
+//
 // It writes <name>.py and test_<name>.py into dir. It returns what Check and RunTests
 // would: the tool's Meta and the test report; a *CheckError when the checks refuse the
 // tool, with the same problems Check gives, and no report (the checker's own refusals end
@@ -30,16 +34,14 @@ var gateScript string
 // answer up); an error wrapping ErrChecker when the checker itself
 // failed; another error for a broken system (ctx done). The caller runs it inside the
 // kernel sandbox, as it does Check and RunTests: the checks are not a boundary.
-func Gate(ctx context.Context, python, dir, name string, code, test []byte, timeout time.Duration) (Meta, TestReport, error) {
+func Gate(ctx context.Context, python, cacheDir, dir, name string, code, test []byte, timeout time.Duration) (Meta, TestReport, error) {
 	if err := checkName(name); err != nil {
 		return Meta{}, TestReport{}, err
 	}
 	if err := sizeProblems(name, code, test); err != nil {
 		return Meta{}, TestReport{}, err
 	}
-	creq := newCheckerRequest(name, code, test)
-	creq.Checker = checkerScript()
-	req, err := json.Marshal(creq)
+	req, err := json.Marshal(newCheckerRequest(name, code, test))
 	if err != nil {
 		return Meta{}, TestReport{}, fmt.Errorf("%w: %v", ErrChecker, err)
 	}
@@ -61,7 +63,7 @@ func Gate(ctx context.Context, python, dir, name string, code, test []byte, time
 		}
 		return err != nil
 	}
-	s, err := run(ctx, python, dir, name, "gate", req, timeout, Host{}, refused)
+	s, err := run(ctx, python, dir, name, "gate", gateInput(cacheDir, req), timeout, Host{}, refused)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Meta{}, TestReport{}, err

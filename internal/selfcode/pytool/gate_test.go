@@ -32,7 +32,7 @@ func TestGatePasses(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := t.TempDir()
-			meta, rep, err := Gate(context.Background(), python, dir, name, []byte(code), []byte(test), 10*time.Second)
+			meta, rep, err := Gate(context.Background(), python, "", dir, name, []byte(code), []byte(test), 10*time.Second)
 			if err != nil {
 				t.Fatalf("Gate: %v", err)
 			}
@@ -80,7 +80,7 @@ func TestGateRefusesAsCheck(t *testing.T) {
 			if want == nil {
 				t.Fatal("Check accepted it")
 			}
-			_, rep, err := Gate(context.Background(), python, t.TempDir(), tc.tool, []byte(tc.code), []byte(tc.test), 10*time.Second)
+			_, rep, err := Gate(context.Background(), python, "", t.TempDir(), tc.tool, []byte(tc.code), []byte(tc.test), 10*time.Second)
 			if err == nil || err.Error() != want.Error() {
 				t.Fatalf("Gate = %v\nCheck = %v", err, want)
 			}
@@ -100,7 +100,7 @@ func TestGateFailingTest(t *testing.T) {
 	needPython(t)
 	t.Parallel()
 	test := "from word_count import run\n\n\ndef test_ok():\n    assert run(\"a b\") == \"2\"\n\n\ndef test_wrong():\n    print(\"hello\")\n    assert run(\"a b\") == \"3\"\n"
-	meta, rep, err := Gate(context.Background(), python, t.TempDir(), "word_count", []byte(header), []byte(test), 10*time.Second)
+	meta, rep, err := Gate(context.Background(), python, "", t.TempDir(), "word_count", []byte(header), []byte(test), 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestGateFailingTest(t *testing.T) {
 func TestGateCheckerFailure(t *testing.T) {
 	t.Parallel()
 	for _, py := range []string{"/nonexistent/python3", "/bin/echo"} {
-		_, _, err := Gate(context.Background(), py, t.TempDir(), "word_count", []byte(header), []byte(goodTest), 10*time.Second)
+		_, _, err := Gate(context.Background(), py, "", t.TempDir(), "word_count", []byte(header), []byte(goodTest), 10*time.Second)
 		if !errors.Is(err, ErrChecker) || !IsCheckFailure(err) {
 			t.Errorf("Gate with %s = %v, want ErrChecker", py, err)
 		}

@@ -3,6 +3,9 @@
 // scripts, and Gate, Check then RunTests in one python3 child, as a proposal's gate runs
 // them. It never imports a tool into this process, and it does not sandbox: the
 // caller runs it inside the kernel sandbox (no network, a temporary home, a memory cap).
+// The gate's scripts may be compiled ahead by the daemon (BuildGateCache, see cache.go):
+// a gate that finds that cache whole and made by its own python3 skips compiling them,
+// and otherwise compiles them as before.
 //
 // # What Check refuses, and why this way
 //
@@ -106,7 +109,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -155,12 +157,25 @@ type ToolError struct {
 func (e *ToolError) Error() string { return "pytool: tool failed: " + e.Message }
 func (e *ToolError) Unwrap() error { return e.Err }
 
-// nameRE is what a tool name must look like before it is used in a file name; the
-// checker refuses keywords, built-ins and standard-library module names on top.
-var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+// validName is what a tool name must look like before it is used in a file name,
+// ^[a-z][a-z0-9_]{0,63}$; the checker refuses keywords, built-ins and standard-library
+// module names on top.
+// It is checked by hand: a package-level regexp is compiled at every start of the binary,
+// every sandbox helper's included.
+func validName(name string) bool {
+	if name == "" || len(name) > 64 || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		if c := name[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
 
 func checkName(name string) error {
-	if !nameRE.MatchString(name) {
+	if !validName(name) {
 		return fmt.Errorf("%w %q: use lowercase letters, digits and _, starting with a letter", ErrName, name)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -65,4 +66,17 @@ func TestProbe(t *testing.T) {
 	if _, err := Probe(context.Background(), "/nonexistent/python3"); err == nil {
 		t.Fatal("Probe of a missing python succeeded")
 	}
+}
+
+// FuzzValidName: the hand-written name check is the regexp it replaced.
+func FuzzValidName(f *testing.F) {
+	re := regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	for _, s := range []string{"", "a", "word_count", "Word", "1a", "a-b", "é", strings.Repeat("a", 64), strings.Repeat("a", 65), "a\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := validName(s), re.MatchString(s); got != want {
+			t.Errorf("validName(%q) = %v, the regexp says %v", s, got, want)
+		}
+	})
 }

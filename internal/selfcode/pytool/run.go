@@ -196,9 +196,9 @@ func (s session) stopped(timeout time.Duration) string {
 	return "the process ended early"
 }
 
-// run runs the runner (or, mode "gate", the gate's prelude and the runner) and collects
-// its events. stop, if not nil, sees each event as it comes; when it returns true the
-// process is killed there.
+// run runs the runner (or, mode "gate", load.py, which runs the gate's prelude and the
+// runner) and collects its events. stop, if not nil, sees each event as it comes; when it
+// returns true the process is killed there.
 func run(ctx context.Context, python, dir, name, mode string, stdin []byte, timeout time.Duration, host Host, stop func(event) bool) (session, error) {
 	var s session
 	if !canRun {
@@ -239,7 +239,7 @@ func run(ctx context.Context, python, dir, name, mode string, stdin []byte, time
 	allowed := strings.Join(allowedModules, ",")
 	script := runnerScript
 	if mode == "gate" {
-		script = gateScript + "\n" + runnerScript
+		script = loadScript // it runs gateMain, compiled ahead or from stdin (see cache.go)
 	}
 	cmd := command(runCtx, python, dir, append(pythonFlags, "-c", script, mode, name, perTest, granted, allowed)...)
 	cmd.ExtraFiles = p.child

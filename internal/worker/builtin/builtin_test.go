@@ -88,7 +88,7 @@ func call(t *testing.T, reg *worker.Registry, name, args string) (string, error)
 	if !ok {
 		t.Fatalf("no tool %q", name)
 	}
-	resolved, err := tool.Schema.Resolve(nil)
+	resolved, err := tool.ResolveSchema()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,8 +41,8 @@ func proposeTool(env Env) (*worker.Tool, error) {
 				return "", fmt.Errorf("code and test are limited to %d bytes each", selfcode.MaxSource)
 			}
 			var gate GateResult
-			err = runChild(ctx, env, GateRequest{Name: name, Language: lang, Code: in.Code, Test: in.Test},
-				GatePolicy(env), &gate)
+			err = runChild(ctx, env, GateRequest{Name: name, Language: lang, Code: in.Code, Test: in.Test, PyCache: env.PyCache},
+				GatePolicy(env, lang), &gate)
 			if err != nil {
 				return "", fmt.Errorf("gate: the test run failed: %v", err)
 			}

@@ -52,6 +52,7 @@ import (
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/netguard"
 	"github.com/shelldon/shelldon/internal/sandbox"
+	"github.com/shelldon/shelldon/internal/selfcode"
 	"github.com/shelldon/shelldon/internal/worker"
 )
 
@@ -79,6 +80,10 @@ type Env struct {
 	// inject one whose resolver and AllowAddr serve a test host from
 	// loopback; it must not follow redirects either.
 	HTTP *netguard.Client
+	// PyCache is the directory of the Python gate's code cache
+	// (pytool.BuildGateCache), which the daemon writes and every sandbox
+	// sees read-only; "" for none (the gate compiles its scripts).
+	PyCache string
 }
 
 // Child-mode arguments of the binary.
@@ -87,12 +92,28 @@ var (
 	ToolCallArgs = []string{"be-child", "toolcall"}
 )
 
+// GateMode is the sandbox helper's in-process mode that runs a Python
+// tool's gate (sandbox.Policy.Mode): the helper, PID 1 of the gate's
+// sandbox, runs it once the sandbox is built instead of starting the binary
+// a second time (a process start and the Go runtime's). The model's code
+// runs in the python3 it starts from its locked thread, the one the helper
+// confined, so that process has every layer a target has
+// (TestGatePythonIsConfined). A Starlark gate is not run this way: the
+// model's code would run in the helper's own threads, of which only that
+// one has the Landlock domain and has dropped the capabilities of the
+// sandbox's user namespace; it runs as an exec'd target, all of whose
+// threads have every layer.
+const GateMode = "gate"
+
 // GateRequest is what the gate child reads on stdin.
 type GateRequest struct {
 	Name     string `json:"name"`
 	Language string `json:"language"`
 	Code     string `json:"code"`
 	Test     string `json:"test"`
+	// PyCache is Env.PyCache: set by the worker, never from the model's
+	// arguments; the gate's sandbox sees it read-only.
+	PyCache string `json:"py_cache,omitempty"`
 }
 
 // GateResult is what the gate child prints.
@@ -174,13 +195,24 @@ func ToolCallPolicy(env Env, dir string) sandbox.Policy {
 	}
 }
 
-// GatePolicy is the sandbox of the gate: the gate child of env.Binary, no
-// network, gateLimits and gateTimeout.
-func GatePolicy(env Env) sandbox.Policy {
+// GatePolicy is the sandbox of the gate of a tool in language: the gate
+// child of env.Binary (for Python run in the sandbox helper itself,
+// GateMode), no network, gateLimits and gateTimeout, and the Python gate's
+// code cache (env.PyCache) read-only.
+func GatePolicy(env Env, language string) sandbox.Policy {
+	ro := []string{env.Binary}
+	mode := ""
+	if language == selfcode.Python {
+		mode = GateMode
+		if env.PyCache != "" {
+			ro = append(ro, env.PyCache)
+		}
+	}
 	return sandbox.Policy{
 		Argv:          append([]string{env.Binary}, GateArgs...),
+		Mode:          mode,
 		Env:           sandbox.Env(),
-		ReadOnly:      []string{env.Binary},
+		ReadOnly:      ro,
 		Network:       false,
 		Timeout:       gateTimeout,
 		Limits:        gateLimits,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shelldon/shelldon/internal/netguard"
 	"github.com/shelldon/shelldon/internal/sandbox"
+	"github.com/shelldon/shelldon/internal/selfcode"
 )
 
 // TestPoliciesHaveNoNetwork: the gate and every tool call run without a
@@ -27,8 +28,30 @@ func TestPoliciesHaveNoNetwork(t *testing.T) {
 	if !reflect.DeepEqual(p, want) {
 		t.Errorf("ToolCallPolicy = %+v\nwant %+v", p, want)
 	}
-	if g := GatePolicy(env); g.Network || g.Nested || g.Workspace != "" || g.Timeout != gateTimeout || !reflect.DeepEqual(g.Limits, gateLimits) {
-		t.Errorf("GatePolicy = %+v", g)
+	for _, lang := range []string{selfcode.Starlark, selfcode.Python} {
+		if g := GatePolicy(env, lang); g.Network || g.Nested || g.Workspace != "" || g.Timeout != gateTimeout || !reflect.DeepEqual(g.Limits, gateLimits) {
+			t.Errorf("GatePolicy(%s) = %+v", lang, g)
+		}
+	}
+}
+
+// TestGatePolicy: a Python gate runs in the helper (GateMode) with the
+// code cache read-only; a Starlark gate is an exec'd target and sees no
+// cache.
+func TestGatePolicy(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		lang, cache, mode string
+		ro                []string
+	}{
+		{selfcode.Python, "/home/s/cache/pygate", GateMode, []string{"/opt/shelldon", "/home/s/cache/pygate"}},
+		{selfcode.Python, "", GateMode, []string{"/opt/shelldon"}},
+		{selfcode.Starlark, "/home/s/cache/pygate", "", []string{"/opt/shelldon"}},
+	} {
+		g := GatePolicy(Env{Binary: "/opt/shelldon", PyCache: tc.cache}, tc.lang)
+		if g.Mode != tc.mode || !reflect.DeepEqual(g.ReadOnly, tc.ro) || !reflect.DeepEqual(g.Argv, []string{"/opt/shelldon", "be-child", "gate"}) {
+			t.Errorf("GatePolicy(%s, cache %q) = mode %q, read-only %v, argv %v", tc.lang, tc.cache, g.Mode, g.ReadOnly, g.Argv)
+		}
 	}
 }
 

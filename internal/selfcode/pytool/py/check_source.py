@@ -8,7 +8,7 @@ exactly as Python would read it, parsed with ast, tokenized, and walked.
 """
 
 import ast
-import base64
+import binascii
 import builtins
 import importlib
 import io
