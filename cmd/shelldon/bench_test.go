@@ -49,21 +49,29 @@ var warmModes = []struct{ name, config string }{
 // ahead), the model call over the pipe, SQLite commits. It runs with the
 // warm worker on and off, with turns back to back and at a person's pace
 // (20 ms between a reply and the next message, not timed), where the next
-// worker has had time to start.
+// worker has had time to start. Besides each turn's time it reports it net
+// of the fake provider's own time (brokertest.Server.Took).
 //
 // The conversation is at its steady state: messages of a person's length
 // and replies of a model's, and a history at agent.history_chars (warm-up
-// turns fill it before the timed ones). Besides p50 and p99 of the turns
-// it reports the median of each step of the daemon's turn profile.
+// turns fill it before the timed ones).
 func BenchmarkServeTurn(b *testing.B) {
 	for _, mode := range warmModes {
 		for _, pace := range []struct {
 			name string
 			gap  time.Duration
 		}{{"back-to-back", 0}, {"paced", 20 * time.Millisecond}} {
-			b.Run(mode.name+"/"+pace.name, func(b *testing.B) { serveTurns(b, mode.config, pace.gap) })
+			b.Run(mode.name+"/"+pace.name, func(b *testing.B) { serveTurns(b, mode.config, pace.gap, false) })
 		}
 	}
+}
+
+// BenchmarkTurnProfile is BenchmarkServeTurn's warm, paced turns with the
+// daemon logging at debug level, for its turn profiles: it reports the
+// median of each step. Logging them costs the daemon some CPU (each line
+// is redacted), so the turns' own figures come from BenchmarkServeTurn.
+func BenchmarkTurnProfile(b *testing.B) {
+	serveTurns(b, warmModes[0].config, 20*time.Millisecond, true)
 }
 
 // benchReply is the fake model's answer in the per-turn benchmarks: a
@@ -79,11 +87,14 @@ func benchMessage(n int) string {
 // by default) with benchMessage and benchReply.
 const historyFill = 45
 
-func serveTurns(b *testing.B, config string, gap time.Duration) {
+func serveTurns(b *testing.B, config string, gap time.Duration, profiled bool) {
 	srv := brokertest.NewServer(b, "openai", func(brokertest.Recorded) brokertest.Reply {
 		return brokertest.Reply{Text: benchReply}
 	})
-	h := home(b, "openai", srv.BaseURL(), "  stream: false\n"+config+"log:\n  level: debug\n")
+	if profiled {
+		config += "log:\n  level: debug\n"
+	}
+	h := home(b, "openai", srv.BaseURL(), "  stream: false\n"+config)
 	d := startServe(b, h)
 	post := func(n int) {
 		body, _ := json.Marshal(map[string]string{"chat": "bench", "text": benchMessage(n)})
@@ -100,20 +111,32 @@ func serveTurns(b *testing.B, config string, gap time.Duration) {
 		time.Sleep(gap)
 	}
 	samples := make([]time.Duration, 0, b.N)
+	net := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
-		if gap > 0 {
-			b.StopTimer()
-			time.Sleep(gap)
-			b.StartTimer()
-		}
+		b.StopTimer()
+		time.Sleep(gap)
+		before := len(srv.Requests())
+		b.StartTimer()
 		start := time.Now()
 		post(historyFill + i)
-		samples = append(samples, time.Since(start))
+		took := time.Since(start)
+		b.StopTimer()
+		samples = append(samples, took)
+		for _, p := range srv.Took()[before:] {
+			took -= p
+		}
+		net = append(net, took)
+		b.StartTimer()
 	}
 	b.StopTimer()
 	percentiles(b, samples)
-	reportProfile(b, d.log(), b.N)
+	slices.Sort(net)
+	b.ReportMetric(msOf(net[len(net)/2]), "net-p50-ms")
+	b.ReportMetric(msOf(net[(len(net)-1)*99/100]), "net-p99-ms")
+	if profiled {
+		reportProfile(b, d.log(), b.N)
+	}
 }
 
 // reportProfile reports the median of each step of the last n turn

@@ -316,7 +316,6 @@ func (c *Core) runTurn(ctx context.Context, chat, key, text string, resume *cont
 	if err != nil || turn == 0 {
 		return again, err
 	}
-	memory := <-memories
 	lim := tun.Limits
 	if lim.Budget <= 0 {
 		lim.Budget = 25 * time.Second
@@ -329,7 +328,7 @@ func (c *Core) runTurn(ctx context.Context, chat, key, text string, resume *cont
 	}
 	job.SelfTools, job.ToolSearch = c.selfTools(text, resume)
 	prof.mark("tools selected")
-	job.Memory = memory
+	job.Memory = <-memories
 	res, filed, runErr := c.runWorker(ctx, job, ev)
 	end := store.TurnEnd{
 		Status: "ok", Reply: res.Reply, Messages: res.Messages, Usage: res.Usage,

@@ -56,6 +56,7 @@ type Server struct {
 
 	mu    sync.Mutex
 	reqs  []Recorded
+	took  []time.Duration // the handler's time for each of reqs, once it answered
 	posts int
 }
 
@@ -94,6 +95,16 @@ func (s *Server) Requests() []Recorded {
 	return slices.Clone(s.reqs)
 }
 
+// Took returns how long the server took to answer each request so far,
+// oldest first (0 for one still being answered): from the start of its
+// handler, which reads the body, to its end, the reply written. It is
+// the fake provider's own time, which a benchmark of a turn subtracts.
+func (s *Server) Took() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.took)
+}
+
 // Sequence returns a script that answers the POST requests with replies in
 // order, then with a "done" text reply forever. Other requests (models
 // listings) get a plain 200.
@@ -115,6 +126,7 @@ func Sequence(replies ...Reply) func(Recorded) Reply {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 32<<20))
 	rec := Recorded{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
 	var head struct {
@@ -132,11 +144,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.reqs = append(s.reqs, rec)
+	s.took = append(s.took, 0)
+	idx := len(s.reqs) - 1
 	if r.Method == http.MethodPost {
 		s.posts++
 	}
 	n := s.posts
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.took[idx] = time.Since(start)
+		s.mu.Unlock()
+	}()
 
 	var post, models string
 	if s.kind == "anthropic" {

@@ -151,3 +151,21 @@ func TestUnknownRoute(t *testing.T) {
 		t.Errorf("status %d, want 404", resp.StatusCode)
 	}
 }
+
+// TestTook: the server reports its own time per request, the reply's
+// delay included, in the order the requests came.
+func TestTook(t *testing.T) {
+	t.Parallel()
+	srv := brokertest.NewServer(t, "openai", brokertest.Sequence(
+		brokertest.Reply{Text: "slow", Delay: 40 * time.Millisecond}, brokertest.Reply{Text: "fast"}))
+	c := client("openai", provider.Config{BaseURL: srv.BaseURL(), APIKey: "k", Model: "m"})
+	for range 2 {
+		if _, err := c.Complete(context.Background(), contracts.Request{Messages: []contracts.Message{{Role: contracts.RoleUser, Text: "hi"}}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	took := srv.Took()
+	if len(took) != 2 || took[0] < 40*time.Millisecond || took[1] <= 0 || took[1] >= 40*time.Millisecond {
+		t.Errorf("Took = %v, want [>=40ms, >0 and <40ms]", took)
+	}
+}
