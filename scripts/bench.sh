@@ -141,17 +141,17 @@ bench 'BenchmarkSelfCodeRoundTrip/.*' 10x
 bench 'BenchmarkTurnStore/.*' 300x ./internal/core/store 3
 bench 'BenchmarkRank/.*' 2000x ./internal/toolsearch 3
 
-# steps BENCH: the profile's step metrics (sNN-...-ms) of BENCH, in order.
-steps() {
-  awk -v n="$1" '$1 ~ "^"n"(-[0-9]+)?$" { for (i = 4; i <= NF; i++) if ($i ~ /^s[0-9][0-9]-.*-ms$/) print $i }' "$raw" | sort -u
-}
-
-# profile BENCH: a table row per step of BENCH's turn profile.
+# profile BENCH: a table row per step of BENCH's turn profile (its
+# at-<step>-ms metrics: when the step ended, in ms since the turn began,
+# median of the runs), in the order they end, with the time since the
+# step before.
 profile() {
-  for u in $(steps "$1"); do
-    name=$(echo "$u" | sed 's/^s[0-9][0-9]-//; s/-ms$//; s/-/ /g; s/^worker /worker: /')
-    echo "| ${name} | $(stat3 "$1" "$u") |"
-  done
+  awk -v n="$1" '$1 ~ "^"n"(-[0-9]+)?$" { for (i = 4; i <= NF; i++) if ($i ~ /^at-.*-ms$/) print $i }' "$raw" | sort -u |
+    while read -r u; do echo "$(med "$1" "$u") $u"; done | sort -n |
+    awk '{ name = $2; sub(/^at-/, "", name); sub(/-ms$/, "", name); gsub(/-/, " ", name)
+           sub(/^worker /, "worker: ", name); sub(/^worker: slot /, "worker slot ", name)
+           sub(/^worker: spawned/, "worker spawned", name)
+           printf "| %s | %.2f | +%.2f |\n", name, $1, $1 - last; last = $1 }'
 }
 
 # ratio A B: A's median over B's, to two decimals.
@@ -296,16 +296,18 @@ ns/op): $(for n in 10 100 1000 10000; do printf '%s tools %s µs; ' "$n" "$(awk 
 
 ### Where a turn's time goes
 
-The daemon's profile of a turn (warm worker, person's pace), step by step: each figure is the
-time since the step before, median over the runs' turns (median of 3 runs, and their range).
-Steps marked "worker:" are the worker's, in the sandbox; the others are the daemon's. Steps
-that overlap (the facts are read beside the history) are listed where they end.
+The daemon's profile of a turn (warm worker, person's pace), step by step: when each step
+ended, in ms since the turn began (the median over the turns, then of the 3 runs), in that
+order, and the time since the step before. Steps marked "worker:" are the worker's, in the
+sandbox; the others are the daemon's. Steps that overlap (the facts are read beside the
+history) are listed where they end.
 
-| step | ms |
-|---|---|
+| step | ends at, ms | since the step before, ms |
+|---|---|---|
 $(profile BenchmarkTurnProfile)
-| the whole turn, inside the daemon | $(stat3 BenchmarkTurnProfile daemon-p50-ms) |
-| the turn as the client times it, and net of the provider | $(stat3 BenchmarkTurnProfile p50-ms), $(stat3 BenchmarkTurnProfile net-p50-ms) |
+
+The whole turn inside the daemon: $(stat3 BenchmarkTurnProfile daemon-p50-ms) ms; as the client times it
+$(stat3 BenchmarkTurnProfile p50-ms) ms, and net of the provider $(stat3 BenchmarkTurnProfile net-p50-ms) ms.
 
 The store's part, by itself (\`BenchmarkTurnStore\`, one call each, wall time, median of 3 runs):
 history $(ms BenchmarkTurnStore/history) ms, beginning and finishing a turn $(ms BenchmarkTurnStore/begin-finish) ms (a keyed

@@ -139,10 +139,13 @@ func serveTurns(b *testing.B, config string, gap time.Duration, profiled bool) {
 	}
 }
 
-// reportProfile reports the median of each step of the last n turn
-// profiles in the daemon's log (core's "turn profile" lines, at debug
-// level), as metrics "sNN-step-ms" numbered in the order of the steps, and
-// the median of the turn's time inside the daemon as "daemon-p50-ms".
+// reportProfile reports, for each step of the last n turn profiles in
+// the daemon's log (core's "turn profile" lines, at debug level), the
+// median of when it ended, in ms since the turn began, as a metric
+// "at-<step>-ms" (a step a turn repeats is numbered: "model answered 2"),
+// and the median of the turn's time inside the daemon as "daemon-p50-ms".
+// Ordered by those medians, the steps show where a turn's time goes,
+// whatever order overlapping steps ended in, turn by turn.
 func reportProfile(b *testing.B, log string, n int) {
 	var lines []string
 	for l := range strings.SplitSeq(log, "\n") {
@@ -156,8 +159,7 @@ func reportProfile(b *testing.B, log string, n int) {
 	lines = lines[len(lines)-n:]
 	stepsRe := regexp.MustCompile(`steps="([^"]*)"`)
 	msRe := regexp.MustCompile(` ms=([0-9.]+)`)
-	var order []string
-	steps := map[string][]float64{}
+	at := map[string][]float64{}
 	var total []float64
 	for _, l := range lines {
 		m := stepsRe.FindStringSubmatch(l)
@@ -168,20 +170,19 @@ func reportProfile(b *testing.B, log string, n int) {
 		v, _ := strconv.ParseFloat(t[1], 64)
 		total = append(total, v)
 		seen := map[string]int{}
+		sum := 0.0
 		for item := range strings.SplitSeq(m[1], ", ") {
 			name, ms, _ := strings.Cut(item, " +")
+			d, err := strconv.ParseFloat(ms, 64)
+			if err != nil {
+				b.Fatalf("step %q of %q", item, l)
+			}
+			sum += d
 			seen[name]++
 			if seen[name] > 1 {
 				name = fmt.Sprintf("%s %d", name, seen[name])
 			}
-			v, err := strconv.ParseFloat(ms, 64)
-			if err != nil {
-				b.Fatalf("step %q of %q", item, l)
-			}
-			if _, ok := steps[name]; !ok {
-				order = append(order, name)
-			}
-			steps[name] = append(steps[name], v)
+			at[name] = append(at[name], sum)
 		}
 	}
 	median := func(v []float64) float64 {
@@ -189,8 +190,8 @@ func reportProfile(b *testing.B, log string, n int) {
 		return v[len(v)/2]
 	}
 	unit := regexp.MustCompile(`[^a-z0-9]+`)
-	for i, name := range order {
-		b.ReportMetric(median(steps[name]), fmt.Sprintf("s%02d-%s-ms", i+1, strings.Trim(unit.ReplaceAllString(name, "-"), "-")))
+	for name, v := range at {
+		b.ReportMetric(median(v), "at-"+strings.Trim(unit.ReplaceAllString(name, "-"), "-")+"-ms")
 	}
 	b.ReportMetric(median(total), "daemon-p50-ms")
 }
