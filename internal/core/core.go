@@ -301,8 +301,9 @@ func (c *Core) runTurn(ctx context.Context, chat, key, text string, resume *cont
 	// beginning (SQLite's WAL lets a reader run beside the writer).
 	memories := make(chan []contracts.Fact, 1)
 	go func() {
-		memories <- c.memoryFor(ctx, text, tun.MemoryBytes)
+		facts := c.memoryFor(ctx, text, tun.MemoryBytes)
 		prof.mark("memory read")
+		memories <- facts
 	}()
 	// The history is read before this turn begins, so it holds earlier turns only.
 	history, err := st.History(ctx, chat, tun.HistoryChars)
