@@ -156,7 +156,7 @@ agent:
   #workers: {{workers}}
   # Keep the next turn's worker started ahead (its sandbox built, holding
   # no turn data), so a turn does not wait for it; costs one idle process
-  # (about 2 MB of its own memory, 11 MB resident with the binary's pages).
+  # (about 2.5 MB of its own memory, 12 MB resident with the binary's pages).
   # Turn off on a tight board.
   #warm_worker: true
 
