@@ -199,34 +199,8 @@ func (ix *Index) head(lo, hi uint32) ([]uint32, float64) {
 	}
 	better := func(x, y posting) bool { return x.impact > y.impact || x.impact == y.impact && x.pos < y.pos }
 	h := make([]posting, 0, capPostings) // a heap whose root is the worst kept
-	down := func(i int) {
-		for {
-			w, l, r := i, 2*i+1, 2*i+2
-			if l < len(h) && better(h[w], h[l]) {
-				w = l
-			}
-			if r < len(h) && better(h[w], h[r]) {
-				w = r
-			}
-			if w == i {
-				return
-			}
-			h[i], h[w] = h[w], h[i]
-			i = w
-		}
-	}
 	for p := lo; p < hi; p++ {
-		c := posting{ix.tfNorm(ix.tfs[p], ix.docs[p]), p}
-		switch {
-		case len(h) < capPostings:
-			h = append(h, c)
-			for i := len(h) - 1; i > 0 && better(h[(i-1)/2], h[i]); i = (i - 1) / 2 {
-				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
-			}
-		case better(c, h[0]):
-			h[0] = c
-			down(0)
-		}
+		h = keep(h, posting{ix.tfNorm(ix.tfs[p], ix.docs[p]), p}, capPostings, better)
 	}
 	slices.SortFunc(h, func(x, y posting) int {
 		if better(x, y) {

@@ -160,39 +160,8 @@ func (sc *scratch) touch(d uint32) {
 func (sc *scratch) topK(k int) {
 	h := sc.best[:0]
 	for _, d := range sc.touched {
-		c := cand{d, sc.score[d]}
-		if c.score <= 0 {
-			continue
-		}
-		if len(h) < k {
-			h = append(h, c)
-			for i := len(h) - 1; i > 0; {
-				p := (i - 1) / 2
-				if !better(h[p], h[i]) {
-					break
-				}
-				h[p], h[i] = h[i], h[p]
-				i = p
-			}
-			continue
-		}
-		if !better(c, h[0]) {
-			continue
-		}
-		h[0] = c
-		for i := 0; ; {
-			w, l, r := i, 2*i+1, 2*i+2
-			if l < len(h) && better(h[w], h[l]) {
-				w = l
-			}
-			if r < len(h) && better(h[w], h[r]) {
-				w = r
-			}
-			if w == i {
-				break
-			}
-			h[i], h[w] = h[w], h[i]
-			i = w
+		if c := (cand{d, sc.score[d]}); c.score > 0 {
+			h = keep(h, c, k, better)
 		}
 	}
 	sc.best = h
