@@ -8,8 +8,11 @@
 // by splitting snake_case and camelCase, writing out units, currencies and
 // format abbreviations ("kg", "$", "°C", "jpg"), and Porter stemming
 // (Stem). A query gains terms from everyday phrases, synonyms (a table
-// that bridges everyday words and the words tool names use), acronyms and
-// prefixes of its terms; Rank scores the tools with BM25 (the name
+// that bridges everyday words and the words tool names use), related
+// words (a table derived from WordNet: synonyms of a word's frequent
+// senses and its derivations, "quake" → "earthquake", "conversion" →
+// "convert"; at a low weight, higher for a word no tool uses), acronyms
+// and prefixes of its terms; Rank scores the tools with BM25 (the name
 // weighted above the rest), optionally adding a decayed recent-use boost
 // (RankRecent).
 //
@@ -23,5 +26,8 @@
 //
 // The package is pure computation over strings: it does no I/O, holds no
 // global state but constant tables, and imports only the standard library.
+// The tables cost nothing until a first Build or Rank: the WordNet table
+// (related.txt, under 1 MB) is searched in place in the binary's
+// read-only data, the small hand-written ones are built on first use.
 // An Index is immutable after Build and safe for concurrent use.
 package toolsearch

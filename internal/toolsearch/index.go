@@ -61,6 +61,7 @@ type Index struct {
 
 	noSynonyms bool // for measuring the table's effect
 	noPrefixes bool // for measuring prefix matching's effect
+	noRelated  bool // for measuring the related table's effect
 }
 
 // topList is the impact-ordered head of a common term's postings.

@@ -33,15 +33,15 @@ const (
 	maxAcronym = 4
 )
 
-// qterm is a term of a query with its weight (1, synonymWeight or
-// prefixWeight).
+// qterm is a term of a query with its weight (1, synonymWeight,
+// relatedWeight, relatedWeightOOV or prefixWeight).
 type qterm struct {
 	id uint32
 	w  float64
 }
 
 // queryTerms are the terms of a query that the index knows, with the
-// terms its phrases, synonyms, acronyms and prefixes add.
+// terms its phrases, synonyms, related words, acronyms and prefixes add.
 func (ix *Index) queryTerms(query string) []qterm {
 	var terms []qterm
 	add := func(id uint32, w float64) {
@@ -63,7 +63,8 @@ func (ix *Index) queryTerms(query string) []qterm {
 		ix.addPhrases(query, add)
 	}
 	appendTerms(query, nil, func(s string) {
-		if id, ok := ix.lookup(s); ok {
+		id, known := ix.lookup(s)
+		if known {
 			add(id, 1)
 		}
 		copy(initials[:], initials[1:])
@@ -75,11 +76,14 @@ func (ix *Index) queryTerms(query string) []qterm {
 			}
 		}
 		if !ix.noSynonyms {
-			for _, syn := range synonyms[s] {
+			for _, syn := range synonyms()[s] {
 				if id, ok := ix.lookup(syn); ok {
 					add(id, synonymWeight)
 				}
 			}
+		}
+		if !ix.noRelated {
+			ix.addRelated(s, known, add)
 		}
 		if len(s) < minPrefix || ix.noPrefixes {
 			return
@@ -119,7 +123,7 @@ func (ix *Index) addPhrases(query string, add func(uint32, float64)) {
 		b = append(b, ' ')
 	}
 	q := string(b)
-	for _, p := range phrases {
+	for _, p := range phrases() {
 		if strings.Contains(q, p.words) {
 			if id, ok := ix.lookup(p.term); ok {
 				add(id, synonymWeight)

@@ -108,6 +108,7 @@ func TestQueryExpansion(t *testing.T) {
 		{Name: "watch_stock_price", Description: "Alerts when a price moves."},
 		{Name: "reverse_text", Description: "Reverses a text."},
 		{Name: "misc_tool", Description: "Filler words: text picture amount price."},
+		{Name: "fetch_earthquakes", Description: "Lists recent seismic events."},
 	})
 	for _, c := range []struct{ q, want string }{
 		{"what week was it", "weekday_of_date"},        // prefix: a longer term
@@ -119,6 +120,7 @@ func TestQueryExpansion(t *testing.T) {
 		{"is this yaml valid", "validate_yaml"},        // Porter: validate -> valid
 		{"black and white picture", "grayscale_image"}, // phrase over a shared word
 		{"monitor my shares", "watch_stock_price"},     // vocabulary bridge
+		{"any quakes in Chile", "fetch_earthquakes"},   // related (WordNet): quake -> earthquake
 	} {
 		ms := ix.Rank(c.q, 1)
 		if len(ms) == 0 || ms[0].Name != c.want {
@@ -129,6 +131,11 @@ func TestQueryExpansion(t *testing.T) {
 	noPrefix.noPrefixes = true
 	if ms := noPrefix.Rank("what week was it", 1); len(ms) != 0 {
 		t.Errorf("without prefixes, %q found %v", "what week was it", ms)
+	}
+	noRel := *ix
+	noRel.noRelated = true
+	if ms := noRel.Rank("any quakes in Chile", 1); len(ms) != 0 {
+		t.Errorf("without the related table, %q found %v", "any quakes in Chile", ms)
 	}
 	noSyn := *ix
 	noSyn.noSynonyms = true

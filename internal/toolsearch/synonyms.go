@@ -1,6 +1,9 @@
 package toolsearch
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // synonymWeight is the weight of a term a query gains through synonyms,
 // relative to the query's own terms.
@@ -10,8 +13,9 @@ const synonymWeight = 0.5
 // thing; a query is expanded with them (at synonymWeight). Keys and values
 // are words, stemmed when the table is built. The table is small and
 // general on purpose: it bridges everyday words and the vocabulary of tool
-// names, it is not a thesaurus.
-var synonyms = func() map[string][]string {
+// names, it is not a thesaurus. Like every table of the package it is
+// built on first use, so a daemon that never ranks never builds it.
+var synonyms = sync.OnceValue(func() map[string][]string {
 	m := map[string][]string{}
 	for _, line := range strings.Split(`
 		picture photo pic: image
@@ -49,7 +53,7 @@ var synonyms = func() map[string][]string {
 		}
 	}
 	return m
-}()
+})
 
 // vocabularyBridge continues the synonyms table with everyday words for
 // the verbs and objects that tool names use, written from the vocabulary
@@ -146,7 +150,7 @@ const vocabularyBridge = `
 // currencies and file formats, and British spellings, on both sides (tools
 // and queries), before stemming. They are general knowledge (what "kg" or
 // "£" stands for), not words picked from the labeled requests.
-var aliases = func() map[string][]string {
+var aliases = sync.OnceValue(func() map[string][]string {
 	m := map[string][]string{}
 	for _, line := range strings.Split(`
 		usd: dollar dollars buck bucks
@@ -193,22 +197,46 @@ var aliases = func() map[string][]string {
 		}
 	}
 	return m
-}()
+})
 
 // unitForms joins units written with a slash into the one word tools use.
-var unitForms = strings.NewReplacer("km/h", " kmh ", "KM/H", " kmh ", "Km/h", " kmh ")
+var unitForms = sync.OnceValue(func() *strings.Replacer {
+	return strings.NewReplacer("km/h", " kmh ", "KM/H", " kmh ", "Km/h", " kmh ")
+})
 
-// currencySymbols are currency signs as the ISO codes tools use.
-var currencySymbols = map[rune]string{'$': "usd", '€': "eur", '£': "gbp", '¥': "jpy"}
+// currencyCode is the ISO code tools use for a currency sign.
+func currencyCode(r rune) (string, bool) {
+	switch r {
+	case '$':
+		return "usd", true
+	case '€':
+		return "eur", true
+	case '£':
+		return "gbp", true
+	case '¥':
+		return "jpy", true
+	}
+	return "", false
+}
 
-// degreeScales are the letters of temperature scales after a degree sign
+// degreeScale is the temperature scale a letter names after a degree sign
 // (C, F, K) or a number (C, F: "30C", "451 F"; a K there is a thousand).
-var degreeScales = map[string]string{"c": "celsius", "f": "fahrenheit", "k": "kelvin"}
+func degreeScale(s string) (string, bool) {
+	switch s {
+	case "c":
+		return "celsius", true
+	case "f":
+		return "fahrenheit", true
+	case "k":
+		return "kelvin", true
+	}
+	return "", false
+}
 
 // phrases are everyday multi-word expressions whose words say little one
 // by one (most are stop words) and the name word they mean; a query
 // containing one gains the word at synonymWeight.
-var phrases = func() []phrase {
+var phrases = sync.OnceValue(func() []phrase {
 	var out []phrase
 	for _, line := range strings.Split(`
 		how many: count
@@ -229,7 +257,7 @@ var phrases = func() []phrase {
 		out = append(out, phrase{" " + strings.TrimSpace(p) + " ", Stem(strings.TrimSpace(term))})
 	}
 	return out
-}()
+})
 
 // phrase is " words " (spaced, to match whole words) and its term.
 type phrase struct{ words, term string }

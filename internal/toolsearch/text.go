@@ -2,6 +2,7 @@ package toolsearch
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -24,7 +25,7 @@ func Terms(text string) []string {
 // stems cache (a toolbox repeats its words); a query passes nil.
 func appendTerms(text string, st stems, emit func(string)) {
 	if strings.IndexByte(text, '/') >= 0 {
-		text = unitForms.Replace(text)
+		text = unitForms().Replace(text)
 	}
 	word := make([]rune, 0, 32)
 	var lower []byte
@@ -40,7 +41,7 @@ func appendTerms(text string, st stems, emit func(string)) {
 		word = word[:0]
 		w := string(lower)
 		// A lone C or F after a number is a temperature: "451 F".
-		if scale, ok := degreeScales[w]; ok && afterNumber && w != "k" {
+		if scale, ok := degreeScale(w); ok && afterNumber && w != "k" {
 			w = scale
 		}
 		afterNumber = allDigits(w)
@@ -63,14 +64,14 @@ func appendTerms(text string, st stems, emit func(string)) {
 			next, m := utf8.DecodeRuneInString(text[i:])
 			after, _ := utf8.DecodeRuneInString(text[i+m:])
 			if m > 0 && !unicode.IsLetter(after) {
-				if scale, ok := degreeScales[string(unicode.ToLower(next))]; ok {
+				if scale, ok := degreeScale(string(unicode.ToLower(next))); ok {
 					emitWord(scale, st, emit)
 					i += m
 				}
 			}
 		default: // '_' and everything else separate words
 			flush()
-			if code, ok := currencySymbols[r]; ok {
+			if code, ok := currencyCode(r); ok {
 				emitWord(code, st, emit)
 			}
 		}
@@ -82,7 +83,7 @@ func appendTerms(text string, st stems, emit func(string)) {
 // emitWord emits the term of one lowercase word, or of the words its
 // alias stands for.
 func emitWord(w string, st stems, emit func(string)) {
-	if a, ok := aliases[w]; ok {
+	if a, ok := aliases()[w]; ok {
 		for _, x := range a {
 			emitWord1(x, st, emit)
 		}
@@ -90,7 +91,7 @@ func emitWord(w string, st stems, emit func(string)) {
 	}
 	// A number with a unit ("5kg", "800px", "4th"): the unit.
 	if i := strings.IndexFunc(w, func(r rune) bool { return !unicode.IsDigit(r) }); i > 0 {
-		if scale, ok := degreeScales[w[i:]]; ok && w[i:] != "k" {
+		if scale, ok := degreeScale(w[i:]); ok && w[i:] != "k" {
 			emitWord1(scale, st, emit) // "30C"
 		} else {
 			emitWord(w[i:], st, emit)
@@ -109,11 +110,11 @@ func emitWord1(w string, st stems, emit func(string)) {
 // term is the term of one word, "" if it has none: a stop word, a number,
 // a single letter.
 func term(w string) string {
-	if len(w) < 2 || allDigits(w) || stopWords[w] {
+	if len(w) < 2 || allDigits(w) || stopWords()[w] {
 		return ""
 	}
 	s := Stem(w)
-	if stopWords[s] {
+	if stopWords()[s] {
 		return ""
 	}
 	return s
@@ -145,7 +146,7 @@ func allDigits(s string) bool {
 
 // stopWords are words that say nothing about which tool is meant: articles,
 // pronouns, auxiliaries, prepositions and the politeness of a request.
-var stopWords = func() map[string]bool {
+var stopWords = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`
 		a an the and or but if then else of to in on at by for with from into onto
@@ -161,4 +162,4 @@ var stopWords = func() map[string]bool {
 		m[w] = true
 	}
 	return m
-}()
+})

@@ -148,6 +148,7 @@ func TestRankBoundedCandidates(t *testing.T) {
 	t.Parallel()
 	tools := scaled(loadTools(t), 10000)
 	ix := Build(tools)
+	ix.noRelated = true // one term: not "conversion", "exchange"... too
 	sc := ix.pool.Get().(*scratch)
 	ms := ix.rank("convert", offered, Recent{}, sc)
 	if n := len(sc.touched); n > capPostings {
