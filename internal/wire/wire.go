@@ -214,12 +214,92 @@ func ReadFrame(r io.Reader, max int) (Frame, error) {
 	if _, err := io.ReadFull(r, data); err != nil {
 		return Frame{}, fmt.Errorf("wire: truncated frame body: %w", err)
 	}
-	var f Frame
-	if err := json.Unmarshal(data, &f); err != nil {
-		return Frame{}, fmt.Errorf("wire: malformed frame: %w", err)
+	f, ok := quickFrame(data)
+	if !ok {
+		if err := json.Unmarshal(data, &f); err != nil {
+			return Frame{}, fmt.Errorf("wire: malformed frame: %w", err)
+		}
 	}
 	if f.Type == "" {
 		return Frame{}, errors.New("wire: frame without a type")
 	}
 	return f, nil
+}
+
+// quickFrame reads data as Conn.write writes a frame: the fields in their
+// order, their strings without escapes, and the body last, taken as it
+// is. It spares a frame's body the two passes of json.Unmarshal over it
+// (a job, a model request or its answer is tens of kilobytes) before the
+// one that decodes it: a body is checked when it is decoded (Decode, a
+// Handler), which refuses one that is not JSON. ok is false for any other
+// shape, which json.Unmarshal reads.
+func quickFrame(data []byte) (f Frame, ok bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(`{"type":`))
+	if !ok {
+		return Frame{}, false
+	}
+	if f.Type, rest, ok = quickString(rest); !ok {
+		return Frame{}, false
+	}
+	if r, found := bytes.CutPrefix(rest, []byte(`,"seq":`)); found {
+		if f.Seq, rest, ok = quickInt(r); !ok {
+			return Frame{}, false
+		}
+	}
+	if r, found := bytes.CutPrefix(rest, []byte(`,"method":`)); found {
+		if f.Method, rest, ok = quickString(r); !ok {
+			return Frame{}, false
+		}
+	}
+	if r, found := bytes.CutPrefix(rest, []byte(`,"error":`)); found {
+		if f.Error, rest, ok = quickString(r); !ok {
+			return Frame{}, false
+		}
+	}
+	if r, found := bytes.CutPrefix(rest, []byte(`,"body":`)); found {
+		if len(r) < 2 || r[len(r)-1] != '}' {
+			return Frame{}, false
+		}
+		f.Body = r[: len(r)-1 : len(r)-1]
+		return f, true
+	}
+	return f, len(rest) == 1 && rest[0] == '}'
+}
+
+// quickString reads a JSON string of printable ASCII without escapes at
+// the start of b; ok is false for any other.
+func quickString(b []byte) (s string, rest []byte, ok bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return "", nil, false
+	}
+	for i := 1; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return string(b[1:i]), b[i+1:], true
+		case c == '\\' || c < 0x20 || c >= 0x80:
+			return "", nil, false
+		}
+	}
+	return "", nil, false
+}
+
+// quickInt reads a JSON integer of at most 18 digits (so it fits an
+// int64) at the start of b; ok is false for any other number.
+func quickInt(b []byte) (n int64, rest []byte, ok bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	i := 0
+	for i < len(b) && i <= 18 && b[i] >= '0' && b[i] <= '9' {
+		n = n*10 + int64(b[i]-'0')
+		i++
+	}
+	if i == 0 || i > 18 || (b[0] == '0' && i > 1) || (i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E')) {
+		return 0, nil, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, b[i:], true
 }

@@ -3,8 +3,10 @@ package wire
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -138,4 +140,72 @@ func TestWriteBuildsOneFrame(t *testing.T) {
 	if err := c.Send(TypeEvent, strings.Repeat("x", 64)); !errors.Is(err, ErrTooLarge) || buf.Len() != 0 {
 		t.Errorf("a frame over the cap: err %v, %d bytes written", err, buf.Len())
 	}
+}
+
+// TestFramesTakeTheQuickPath: every frame Conn writes is read by
+// quickFrame, not json.Unmarshal, and reads back as written.
+func TestFramesTakeTheQuickPath(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	c := NewConn(&buf, &buf, 0)
+	big := strings.Repeat(`a "quoted" <b>, \ and é `, 2000)
+	sends := []func() error{
+		func() error { return c.Send(TypeJob, payload{Text: big}) },
+		func() error { return c.SendCall(1, MethodComplete, []any{1, "x", nil}) },
+		func() error { return c.SendCall(math.MaxInt64/10, MethodFindTools, map[string]any{}) },
+		func() error { return c.SendReply(42, nil) },
+		func() error { return c.SendReplyError(-7, "no such tool") },
+		func() error { return c.SendError(TypeResult, "worker: build tools") },
+		func() error { return c.Send(TypeCancel, "") },
+	}
+	for i, send := range sends {
+		if err := send(); err != nil {
+			t.Fatal(err)
+		}
+		data := buf.Bytes()[4:]
+		q, ok := quickFrame(data)
+		var std Frame
+		if err := json.Unmarshal(data, &std); err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if !ok {
+			t.Errorf("frame %d (%.80q) missed the quick path", i, data)
+		}
+		if q.Type != std.Type || q.Seq != std.Seq || q.Method != std.Method || q.Error != std.Error || !bytes.Equal(q.Body, std.Body) {
+			t.Errorf("frame %d: quick %+v, json %+v", i, q, std)
+		}
+		buf.Reset()
+	}
+}
+
+// FuzzQuickFrame: whatever quickFrame accepts, json.Unmarshal reads the
+// same, unless the body is not JSON, which decoding it refuses.
+func FuzzQuickFrame(f *testing.F) {
+	for _, s := range []string{`{"type":"job","body":{"a":1}}`, `{"type":"reply","seq":12,"error":"x"}`,
+		`{"type":"call","seq":-3,"method":"m","body":[1]}`, `{"type":"a","body":{},"type":"b"}`,
+		`{"type":"a","seq":01}`, `{"type":"a","seq":1e3}`, `{"type":"a\u0062"}`, `{"type":"a","body": {} }`,
+		`{"type":"a","seq":99999999999999999999}`, `{"type":"a","body":}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		q, ok := quickFrame(data)
+		if !ok {
+			return
+		}
+		if !json.Valid(q.Body) && len(q.Body) > 0 {
+			var v any
+			if (Frame{Type: q.Type, Body: q.Body}).Decode(&v) == nil {
+				t.Fatalf("a body that is not JSON decoded: %q", q.Body)
+			}
+			return
+		}
+		var std Frame
+		if err := json.Unmarshal(data, &std); err != nil {
+			t.Fatalf("quick read %q as %+v; json: %v", data, q, err)
+		}
+		if q.Type != std.Type || q.Seq != std.Seq || q.Method != std.Method || q.Error != std.Error ||
+			!bytes.Equal(bytes.TrimSpace(q.Body), std.Body) {
+			t.Fatalf("%q: quick %+v, json %+v", data, q, std)
+		}
+	})
 }
