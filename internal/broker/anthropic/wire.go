@@ -89,7 +89,7 @@ func buildRequest(cfg provider.Config, req contracts.Request) wireRequest {
 		}
 	}
 	for _, t := range req.Tools {
-		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema(t.Parameters)})
+		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: provider.ToolSchema(t.Parameters)})
 	}
 	return w
 }
@@ -147,18 +147,6 @@ func objectOrEmpty(args string) json.RawMessage {
 	if json.Compact(&buf, []byte(args)) != nil {
 		return json.RawMessage("{}")
 	}
-	return buf.Bytes()
-}
-
-// schema returns a tool's parameter schema, or an empty object schema when
-// it has none or it is not a JSON object.
-func schema(p json.RawMessage) json.RawMessage {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(p, &obj) != nil || obj == nil {
-		return json.RawMessage(`{"type":"object","properties":{}}`)
-	}
-	var buf bytes.Buffer
-	_ = json.Compact(&buf, p)
 	return buf.Bytes()
 }
 

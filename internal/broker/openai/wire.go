@@ -106,7 +106,7 @@ func buildRequest(cfg provider.Config, req contracts.Request, newTokenField bool
 		}
 	}
 	for _, t := range req.Tools {
-		w.Tools = append(w.Tools, wireTool{Type: "function", Function: wireToolDef{Name: t.Name, Description: t.Description, Parameters: schema(t.Parameters)}})
+		w.Tools = append(w.Tools, wireTool{Type: "function", Function: wireToolDef{Name: t.Name, Description: t.Description, Parameters: provider.ToolSchema(t.Parameters)}})
 	}
 	return w
 }
@@ -121,18 +121,6 @@ const errorPrefix = "error: "
 // any case.
 func hasErrorPrefix(content string) bool {
 	return len(content) >= len("error:") && strings.EqualFold(content[:len("error:")], "error:")
-}
-
-// schema returns a tool's parameter schema, or an empty object schema when
-// it has none or it is not a JSON object.
-func schema(p json.RawMessage) json.RawMessage {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(p, &obj) != nil || obj == nil {
-		return json.RawMessage(`{"type":"object","properties":{}}`)
-	}
-	var buf bytes.Buffer
-	_ = json.Compact(&buf, p)
-	return buf.Bytes()
 }
 
 // The reply of POST /chat/completions; a streamed chunk has the same shape

@@ -10,7 +10,9 @@
 package provider
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -113,4 +115,19 @@ func (c Config) MaxTokensFor(req contracts.Request) int {
 		return c.MaxTokens
 	}
 	return DefaultMaxTokens
+}
+
+// emptySchema is the parameter schema of a tool that has none.
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// ToolSchema returns a tool's parameter schema for a provider's request:
+// p itself when it is a JSON object, else an empty object schema. It
+// neither decodes nor copies p: the request's encoding compacts it, and a
+// turn's some twenty schemas are most of a request's tools.
+func ToolSchema(p json.RawMessage) json.RawMessage {
+	b := bytes.TrimLeft(p, " \t\r\n")
+	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+		return emptySchema
+	}
+	return p
 }

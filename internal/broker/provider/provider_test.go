@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -234,5 +235,28 @@ func TestCleanIsInertAndStable(t *testing.T) {
 	}
 	if got := Clean("\x1b[31mred\x1b[0m alert"); got != "red alert" {
 		t.Errorf("escape sequences: %q", got)
+	}
+}
+
+// TestToolSchema: a schema that is a JSON object goes to the provider as
+// it is; anything else (none, null, another JSON value, not JSON) becomes
+// an empty object schema, which every provider accepts.
+func TestToolSchema(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		`{"type":"object","properties":{"a":{"type":"string"}}}`: `{"type":"object","properties":{"a":{"type":"string"}}}`,
+		" \n{\"type\":\"object\"} ":                              " \n{\"type\":\"object\"} ",
+		``:                                                       string(emptySchema),
+		`null`:                                                   string(emptySchema),
+		`[{"type":"object"}]`:                                    string(emptySchema),
+		`"{}"`:                                                   string(emptySchema),
+		`{"type":"object"`:                                       string(emptySchema),
+		`{"a":1} {"b":2}`:                                        string(emptySchema),
+		`{"a":1}]`:                                               string(emptySchema),
+		"\x00{}":                                                 string(emptySchema),
+	} {
+		if got := string(ToolSchema(json.RawMessage(in))); got != want {
+			t.Errorf("ToolSchema(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
