@@ -6,6 +6,7 @@ package contracts
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -67,8 +68,26 @@ const (
 // object.
 type ToolSpec struct {
 	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Parameters  json.RawMessage `json:"parameters"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	// Digest, in a worker's model request, names a spec the daemon holds
+	// (Job.Specs) in place of its description and parameters, which the
+	// daemon puts back before the call: a turn's specs are most of a
+	// request and rarely change from one turn to the next. SpecDigest
+	// makes it.
+	Digest string `json:"digest,omitempty"`
+}
+
+// SpecDigest names spec by its name, description and parameters (a
+// SHA-256, cut to 128 bits, in base64url).
+func SpecDigest(spec ToolSpec) string {
+	h := sha256.New()
+	h.Write([]byte(spec.Name))
+	h.Write([]byte{0})
+	h.Write([]byte(spec.Description))
+	h.Write([]byte{0})
+	h.Write(spec.Parameters)
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:16])
 }
 
 // Request is one model call: the system prompt, the conversation so far and
@@ -265,15 +284,22 @@ type Limits struct {
 
 // Job is what the core hands a worker for one turn.
 type Job struct {
-	Chat      string    `json:"chat"`
-	Turn      int64     `json:"turn"`
-	System    string    `json:"system"`
-	History   []Message `json:"history"`
-	Input     string    `json:"input"`
-	Workspace string    `json:"workspace"`
-	Limits    Limits    `json:"limits"`
-	Deadline  time.Time `json:"deadline"`
-	Resume    *Resume   `json:"resume,omitempty"` // continue a parked turn instead of starting from Input
+	Chat   string `json:"chat"`
+	Turn   int64  `json:"turn"`
+	System string `json:"system"`
+	// History is the chat's earlier messages. The daemon holds them and
+	// puts them into each of the turn's model requests; they are not sent
+	// to the worker, which gets only their number (HistoryLen) and names
+	// them in its requests (Request.History). A worker thus never decodes
+	// the history, and holds no more of the chat than the turn itself.
+	History []Message `json:"-"`
+	// HistoryLen is len(History): what the worker knows of the history.
+	HistoryLen int       `json:"history_len,omitempty"`
+	Input      string    `json:"input"`
+	Workspace  string    `json:"workspace"`
+	Limits     Limits    `json:"limits"`
+	Deadline   time.Time `json:"deadline"`
+	Resume     *Resume   `json:"resume,omitempty"` // continue a parked turn instead of starting from Input
 	// AllowDegraded is the owner's sandbox.allow_degraded: sandboxed tools
 	// may run on a kernel that lacks a required layer.
 	AllowDegraded bool `json:"allow_degraded,omitempty"`
@@ -286,6 +312,10 @@ type Job struct {
 	// ToolSearch is set when SelfTools are only the most relevant of a
 	// larger toolbox: the turn offers find_tools for the rest.
 	ToolSearch bool `json:"tool_search,omitempty"`
+	// Specs are the digests of the tool specs the daemon holds (from
+	// earlier turns' requests): the worker's requests name these by
+	// digest rather than send them (ToolSpec.Digest).
+	Specs []string `json:"specs,omitempty"`
 	// SandboxLayers are the sandbox layers the daemon's probe found in
 	// place, so the worker's sandboxed tools need not probe again.
 	SandboxLayers []string `json:"sandbox_layers,omitempty"`

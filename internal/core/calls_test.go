@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -179,7 +180,8 @@ func TestDaemonCallTable(t *testing.T) {
 }
 
 // TestModelCallNamesTheHistory: a worker's model request may name the
-// job's history rather than carry it back (contracts.Request.History);
+// job's history, which the worker never receives (contracts.Job.History),
+// rather than carry it (contracts.Request.History);
 // the provider gets the whole conversation. A request that names more
 // history than the job had, or a negative count, is refused, and the
 // model is not called.
@@ -192,9 +194,14 @@ func TestModelCallNamesTheHistory(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	model := &scriptedModel{}
 	var refused []string
+	var lens []int
 	named := func(job contracts.Job, d *wire.Client) contracts.Result {
+		if len(job.History) != 0 {
+			t.Errorf("the worker received %d messages of history: the daemon keeps them", len(job.History))
+		}
+		lens = append(lens, job.HistoryLen)
 		var comp contracts.Completion
-		for _, n := range []int{len(job.History) + 1, -1} {
+		for _, n := range []int{job.HistoryLen + 1, -1} {
 			err := d.Call(context.Background(), wire.MethodComplete, contracts.Request{History: n,
 				Messages: []contracts.Message{{Role: contracts.RoleUser, Text: job.Input}}}, &comp)
 			var re *wire.RemoteError
@@ -202,7 +209,7 @@ func TestModelCallNamesTheHistory(t *testing.T) {
 				refused = append(refused, re.Message)
 			}
 		}
-		req := contracts.Request{History: len(job.History), Messages: []contracts.Message{{Role: contracts.RoleUser, Text: job.Input}}}
+		req := contracts.Request{History: job.HistoryLen, Messages: []contracts.Message{{Role: contracts.RoleUser, Text: job.Input}}}
 		if err := d.Call(context.Background(), wire.MethodComplete, req, &comp); err != nil {
 			return contracts.Result{Stopped: contracts.StopError, Reply: err.Error()}
 		}
@@ -217,6 +224,9 @@ func TestModelCallNamesTheHistory(t *testing.T) {
 		if out, err := c.Send(context.Background(), "chat", text, core.Events{}); err != nil || out.Reply != "done" {
 			t.Fatalf("turn %q: %+v, %v", text, out, err)
 		}
+	}
+	if !slices.Equal(lens, []int{0, 2}) {
+		t.Errorf("the workers were told histories of %v messages, want [0 2]", lens)
 	}
 	model.mu.Lock()
 	defer model.mu.Unlock()
@@ -233,5 +243,95 @@ func TestModelCallNamesTheHistory(t *testing.T) {
 	if len(refused) != 4 || !strings.Contains(refused[0], "names 1 messages of a history of 0") ||
 		!strings.Contains(refused[3], "names -1 messages of a history of 2") {
 		t.Errorf("refusals: %q", refused)
+	}
+}
+
+// TestModelCallNamesHeldSpecs: a worker may name a tool spec the daemon
+// listed in its job (contracts.Job.Specs: the specs earlier turns sent
+// whole) by its digest, and the provider still gets the whole spec. A spec
+// named by a digest the job did not list, under another tool's name, or
+// with a description or parameters of its own beside the digest, refuses
+// the request before the model is called.
+func TestModelCallNamesHeldSpecs(t *testing.T) {
+	t.Parallel()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "shelldon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clock := contracts.ToolSpec{Name: "get_time", Description: "Return the time.", Parameters: json.RawMessage(`{"type":"object"}`)}
+	files := contracts.ToolSpec{Name: "read_file", Description: "Read a file.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}
+	model := &scriptedModel{}
+	var listed [][]string
+	var refused []string
+	call := func(d *wire.Client, tools ...contracts.ToolSpec) error {
+		var comp contracts.Completion
+		return d.Call(context.Background(), wire.MethodComplete, contracts.Request{Tools: tools,
+			Messages: []contracts.Message{{Role: contracts.RoleUser, Text: "hi"}}}, &comp)
+	}
+	first := func(job contracts.Job, d *wire.Client) contracts.Result {
+		listed = append(listed, job.Specs)
+		if err := call(d, clock, files); err != nil {
+			t.Errorf("whole specs: %v", err)
+		}
+		return contracts.Result{Reply: "done"}
+	}
+	second := func(job contracts.Job, d *wire.Client) contracts.Result {
+		listed = append(listed, job.Specs)
+		dc, df := contracts.SpecDigest(clock), contracts.SpecDigest(files)
+		other := contracts.SpecDigest(contracts.ToolSpec{Name: "run_shell", Description: "Run a command."})
+		for _, bad := range [][]contracts.ToolSpec{
+			{{Name: "run_shell", Digest: other}},                                   // never sent whole
+			{{Name: "run_shell", Digest: dc}},                                      // another tool's spec
+			{{Name: "get_time", Digest: dc, Description: "Do anything you like."}}, // a description beside it
+			{{Name: "get_time", Digest: dc, Parameters: json.RawMessage(`{}`)}},    // parameters beside it
+			{{Name: "get_time", Digest: "not-a-digest"}},
+		} {
+			var re *wire.RemoteError
+			if err := call(d, bad...); errors.As(err, &re) {
+				refused = append(refused, re.Message)
+			} else {
+				t.Errorf("%+v: err %v, want a refusal", bad, err)
+			}
+		}
+		if err := call(d, contracts.ToolSpec{Name: "get_time", Digest: dc}, contracts.ToolSpec{Name: "read_file", Digest: df}); err != nil {
+			t.Errorf("named specs: %v", err)
+		}
+		return contracts.Result{Reply: "done"}
+	}
+	sp := &playSpawner{plays: []func(contracts.Job, *wire.Client) contracts.Result{first, second}}
+	c, err := core.New(core.Options{Store: st, Model: model, Spawner: sp, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"first", "second"} {
+		if _, err := c.Send(context.Background(), "chat", text, core.Events{}); err != nil {
+			t.Fatalf("turn %q: %v", text, err)
+		}
+	}
+	if len(listed) != 2 || len(listed[0]) != 0 ||
+		!slices.Equal(slices.Sorted(slices.Values(listed[1])), slices.Sorted(slices.Values([]string{contracts.SpecDigest(clock), contracts.SpecDigest(files)}))) {
+		t.Errorf("the jobs listed %q, want none, then the two specs sent whole", listed)
+	}
+	if len(refused) != 5 {
+		t.Errorf("refusals: %q", refused)
+	}
+	model.mu.Lock()
+	defer model.mu.Unlock()
+	if len(model.reqs) != 2 {
+		t.Fatalf("the model was called %d times, want 2 (refused requests never reach it)", len(model.reqs))
+	}
+	want := []contracts.ToolSpec{clock, files}
+	for i, req := range model.reqs {
+		if len(req.Tools) != 2 {
+			t.Fatalf("request %d offers %+v", i, req.Tools)
+		}
+		for j, got := range req.Tools {
+			if got.Name != want[j].Name || got.Description != want[j].Description ||
+				string(got.Parameters) != string(want[j].Parameters) || got.Digest != "" {
+				t.Errorf("request %d's tool %d is %+v, want %+v", i, j, got, want[j])
+			}
+		}
 	}
 }

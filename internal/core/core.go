@@ -117,6 +117,7 @@ type Core struct {
 	recovered atomic.Pointer[func(chat string, out Outcome)] // see OnRecovered
 	self      selfDriven                                     // budgets and self-driven turns (selfdriven.go)
 	reaping   sync.WaitGroup                                 // workers ended in the background (serveWorker)
+	specs     specCache                                      // the tool specs workers may name (specs.go)
 }
 
 // Close waits until the workers of finished turns are reaped: a turn
@@ -322,15 +323,17 @@ func (c *Core) runTurn(ctx context.Context, chat, key, text string, resume *cont
 		lim.Budget = 25 * time.Second
 	}
 	job := contracts.Job{
-		Chat: chat, Turn: turn, System: tun.System, History: history, Input: text,
+		Chat: chat, Turn: turn, System: tun.System, History: history, HistoryLen: len(history), Input: text,
 		Workspace: c.opts.Workspace, Limits: lim, Deadline: started.Add(lim.Budget), Resume: resume,
 		AllowDegraded: tun.AllowDegraded, MinFreeDisk: tun.MinFreeDisk, SkillCatalog: c.catalog(), SandboxLayers: c.opts.SandboxLayers,
 		Providers: tun.Providers, PyGateCache: c.opts.PyGateCache,
 	}
 	job.SelfTools, job.ToolSearch = c.selfTools(text, resume)
+	specs := c.specs.current()
+	job.Specs = specs.list()
 	prof.mark("tools selected")
 	job.Memory = <-memories
-	res, filed, runErr := c.runWorker(ctx, job, ev)
+	res, filed, runErr := c.runWorker(ctx, job, specs, ev)
 	end := store.TurnEnd{
 		Status: "ok", Reply: res.Reply, Messages: res.Messages, Usage: res.Usage,
 		Provider: res.Provider, Model: res.Model, ToolCalls: res.ToolCalls, At: c.now(),
@@ -410,14 +413,15 @@ const cancelGrace = 2 * time.Second
 // runWorker spawns the turn's worker, serves its calls (the table of
 // requests.go) and events, and returns its result with what the turn filed
 // (also when the worker failed: a request it filed stands).
-func (c *Core) runWorker(ctx context.Context, job contracts.Job, ev Events) (contracts.Result, turnFiled, error) {
+func (c *Core) runWorker(ctx context.Context, job contracts.Job, specs *specSet, ev Events) (contracts.Result, turnFiled, error) {
 	var filed turnFiled
-	res, err := c.serveWorker(ctx, job, ev, &filed)
+	res, err := c.serveWorker(ctx, job, specs, ev, &filed)
 	return res, filed, err
 }
 
-// serveWorker is runWorker's loop; filed is touched only from it.
-func (c *Core) serveWorker(ctx context.Context, job contracts.Job, ev Events, filed *turnFiled) (contracts.Result, error) {
+// serveWorker is runWorker's loop; filed is touched only from it. specs
+// are the tool specs job lists (Job.Specs).
+func (c *Core) serveWorker(ctx context.Context, job contracts.Job, specs *specSet, ev Events, filed *turnFiled) (contracts.Result, error) {
 	// The worker enforces the budget itself; this is the backstop for a
 	// worker that hangs.
 	hard, cancelHard := context.WithDeadline(context.WithoutCancel(ctx), job.Deadline.Add(5*time.Second))
@@ -465,7 +469,7 @@ func (c *Core) serveWorker(ctx context.Context, job contracts.Job, ev Events, fi
 	// served in order with the events.
 	modelCtx, cancelModel := context.WithDeadline(ctx, job.Deadline)
 	defer cancelModel()
-	calls := c.calls(job, ev, filed)
+	calls := c.calls(job, specs, ev, filed)
 	serve := func(ctx context.Context, f wire.Frame) {
 		if err := calls.Serve(ctx, conn, f); err != nil {
 			c.log.Debug("answer the worker", "method", f.Method, "err", err)

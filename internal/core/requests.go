@@ -11,11 +11,12 @@ import (
 )
 
 // calls is the table of what a turn's worker may ask of the daemon (wire's
-// Method*), for the turn of job; what the turn files goes to filed. A
+// Method*), for the turn of job, whose worker may name specs (the tool
+// specs job lists); what the turn files goes to filed. A
 // request that fails is an error in the reply, for the tool (or the loop)
 // to report. Only the model call may be
 // served alongside another call (runWorker serves the rest in order).
-func (c *Core) calls(job contracts.Job, ev Events, filed *turnFiled) wire.Handlers {
+func (c *Core) calls(job contracts.Job, specs *specSet, ev Events, filed *turnFiled) wire.Handlers {
 	configured := false // an approved update_config applies once
 	started := false    // the approved call starts once
 	model := c.turnModel()
@@ -23,6 +24,9 @@ func (c *Core) calls(job contracts.Job, ev Events, filed *turnFiled) wire.Handle
 		wire.MethodComplete: wire.Handle(func(ctx context.Context, req contracts.Request) (contracts.Completion, error) {
 			req, err := withHistory(job, req)
 			if err != nil {
+				return contracts.Completion{}, err
+			}
+			if req.Tools, err = c.specs.resolve(specs, req.Tools); err != nil {
 				return contracts.Completion{}, err
 			}
 			comp, err := c.complete(ctx, model, req, ev)

@@ -85,8 +85,13 @@ func (l *Loop) Run(ctx context.Context, job contracts.Job) contracts.Result {
 	defer cancel()
 
 	t := &turn{loop: l, now: now, lim: lim, deadline: deadline}
-	t.convo = append(t.convo, job.History...)
-	t.history = len(job.History)
+	t.history = job.HistoryLen
+	if len(job.Specs) > 0 {
+		t.held = make(map[string]bool, len(job.Specs))
+		for _, d := range job.Specs {
+			t.held[d] = true
+		}
+	}
 	if r := job.Resume; r != nil {
 		t.convo = append(t.convo, r.Messages...)
 		t.res.Messages = append([]contracts.Message(nil), r.Messages...)
@@ -148,8 +153,9 @@ type turn struct {
 	now      func() time.Time
 	lim      contracts.Limits
 	deadline time.Time
-	convo    []contracts.Message // history + this turn, sent to the model
-	history  int                 // how many of convo are the job's history, never changed
+	convo    []contracts.Message // this turn's messages, sent to the model after the history
+	history  int                 // how many messages of history the daemon holds (Job.HistoryLen)
+	held     map[string]bool     // the digests of the tool specs the daemon holds (Job.Specs)
 	res      contracts.Result
 	lastText string // the model's latest words, for an early stop
 	approved string // the id of the one RISKY call the owner approved, while it runs
@@ -163,6 +169,20 @@ func (t *turn) append(m contracts.Message) {
 
 func (t *turn) left() time.Duration { return t.deadline.Sub(t.now()) }
 
+// named is specs with those the daemon holds named by their digest
+// (contracts.ToolSpec.Digest) rather than sent.
+func (t *turn) named(specs []contracts.ToolSpec) []contracts.ToolSpec {
+	if len(t.held) == 0 {
+		return specs
+	}
+	for i, s := range specs {
+		if d := contracts.SpecDigest(s); t.held[d] {
+			specs[i] = contracts.ToolSpec{Name: s.Name, Digest: d}
+		}
+	}
+	return specs
+}
+
 func (t *turn) run(ctx context.Context, system string) {
 	emptyReplies := 0
 	for {
@@ -174,15 +194,15 @@ func (t *turn) run(ctx context.Context, system string) {
 			t.stop(contracts.StopDeadline, "")
 			return
 		}
-		// The daemon has the job's history: the request names it rather
-		// than sending it back (contracts.Request.History).
-		req := contracts.Request{System: system, History: t.history, Messages: t.convo[t.history:], MaxTokens: t.lim.MaxTokens}
+		// The daemon holds the job's history: the request names it
+		// (contracts.Request.History) and carries this turn's messages.
+		req := contracts.Request{System: system, History: t.history, Messages: t.convo, MaxTokens: t.lim.MaxTokens}
 		limitReached := t.res.ToolCalls >= t.lim.MaxToolCalls
 		if limitReached {
 			req.System = strings.TrimSpace(system + "\n\n" + fmt.Sprintf(
 				"You have used all %d tool calls of this turn. Answer the owner now with what you have.", t.lim.MaxToolCalls))
 		} else {
-			req.Tools = t.loop.Tools.Specs()
+			req.Tools = t.named(t.loop.Tools.Specs())
 		}
 		// The model call may last until the turn's deadline: the daemon's
 		// broker stops waiting a margin before it and answers with the

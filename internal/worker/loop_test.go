@@ -368,3 +368,30 @@ func FuzzPrepareArguments(f *testing.F) {
 		}
 	})
 }
+
+// TestLoopNamesHeldSpecs: the specs the daemon holds (Job.Specs) go in the
+// model request by digest, the others whole; the history the daemon holds
+// is named by its length (Job.HistoryLen), and the request carries only
+// this turn's messages.
+func TestLoopNamesHeldSpecs(t *testing.T) {
+	t.Parallel()
+	reg := testRegistry(t)
+	specs := reg.Specs()
+	held := contracts.SpecDigest(specs[1])
+	m := &scripted{steps: []step{{text: "ok"}}}
+	l := &Loop{Model: m, Tools: reg}
+	l.Run(context.Background(), contracts.Job{Input: "hi", HistoryLen: 7, Specs: []string{held, "another-digest"}})
+	req := m.reqs[0]
+	if req.History != 7 || len(req.Messages) != 1 || req.Messages[0].Text != "hi" {
+		t.Errorf("request names %d messages of history and carries %+v", req.History, req.Messages)
+	}
+	for i, got := range req.Tools {
+		want := specs[i]
+		if i == 1 {
+			want = contracts.ToolSpec{Name: specs[1].Name, Digest: held}
+		}
+		if got.Name != want.Name || got.Description != want.Description || string(got.Parameters) != string(want.Parameters) || got.Digest != want.Digest {
+			t.Errorf("tool %d: %+v, want %+v", i, got, want)
+		}
+	}
+}

@@ -73,8 +73,8 @@ func (r *rehearsal) decodeJob() error {
 	made := contracts.Job{Chat: "rehearsal", Turn: 1, Input: "What is the time?", Workspace: r.dir,
 		Deadline: time.Now().Add(time.Minute), Limits: contracts.Limits{MaxToolCalls: 6, Budget: time.Minute},
 		System: "Be brief.", SkillCatalog: "- a_skill: \"a made-up skill\"",
-		Memory:  []contracts.Fact{{ID: 1, Text: "a made-up fact", At: time.Now()}},
-		History: []contracts.Message{{Role: contracts.RoleUser, Text: "Hello"}, {Role: contracts.RoleAssistant, Text: "Hello."}}}
+		Memory:     []contracts.Fact{{ID: 1, Text: "a made-up fact", At: time.Now()}},
+		HistoryLen: 2}
 	return roundTrip(wire.TypeJob, made, &r.job)
 }
 
@@ -91,8 +91,9 @@ func (r *rehearsal) buildTools() error {
 
 // encodeRequest encodes a model request with the tools' specs.
 func (r *rehearsal) encodeRequest() error {
-	msgs := append(r.job.History, contracts.Message{Role: contracts.RoleUser, Text: r.job.Input})
-	return r.out.SendCall(1, wire.MethodComplete, contracts.Request{System: r.job.System, Messages: msgs, Tools: r.reg.Specs()})
+	msgs := []contracts.Message{{Role: contracts.RoleUser, Text: r.job.Input}}
+	return r.out.SendCall(1, wire.MethodComplete, contracts.Request{System: r.job.System, History: r.job.HistoryLen,
+		Messages: msgs, Tools: r.reg.Specs()})
 }
 
 // decodeAnswer decodes a model's answer that calls the first tool.
