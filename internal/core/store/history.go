@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/shelldon/shelldon/internal/contracts"
@@ -27,32 +29,28 @@ func (s *Store) History(ctx context.Context, chat string, budgetChars int) ([]co
 		return nil, fmt.Errorf("store: history of %q: %w", chat, err)
 	}
 	var (
-		picked    = map[int64]bool{}
-		lo, hi    int64
+		picked    = map[int64]int{} // turn → its messages
 		total     int
 		oversized bool
 	)
 	for rows.Next() {
 		var (
-			id int64
-			n  int
+			id       int64
+			n, count int
 		)
-		if err := rows.Scan(&id, &n); err != nil {
+		if err := rows.Scan(&id, &n, &count); err != nil {
 			_ = rows.Close()
 			return nil, fmt.Errorf("store: history of %q: %w", chat, err)
 		}
 		if total+n > budgetChars {
 			if len(picked) == 0 {
 				oversized = true
-				picked[id], lo, hi = true, id, id
+				picked[id] = count
 			}
 			break
 		}
 		total += n
-		picked[id], lo = true, id
-		if hi == 0 {
-			hi = id
-		}
+		picked[id] = count
 	}
 	if err := rows.Close(); err != nil {
 		return nil, fmt.Errorf("store: history of %q: %w", chat, err)
@@ -63,8 +61,9 @@ func (s *Store) History(ctx context.Context, chat string, budgetChars int) ([]co
 	if len(picked) == 0 {
 		return nil, nil
 	}
-
-	turns, err := s.messages(ctx, chat, lo, hi, picked)
+	turns, err := s.history.turns(chat, picked, func(missing map[int64]int, lo, hi int64) (map[int64][]contracts.Message, error) {
+		return s.messages(ctx, chat, lo, hi, missing)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("store: history of %q: %w", chat, err)
 	}
@@ -79,17 +78,16 @@ func (s *Store) History(ctx context.Context, chat string, budgetChars int) ([]co
 }
 
 // messages loads the messages of the picked turns of chat between lo and hi,
-// grouped by turn, oldest first. A turn that finished after History chose
-// its turns is left out even when its id lies in the range.
-func (s *Store) messages(ctx context.Context, chat string, lo, hi int64, picked map[int64]bool) ([][]contracts.Message, error) {
+// by turn. A turn that finished after History chose its turns is left out
+// even when its id lies in the range.
+func (s *Store) messages(ctx context.Context, chat string, lo, hi int64, picked map[int64]int) (map[int64][]contracts.Message, error) {
 	rows, err := s.stmt(ctx, nil, hotHistoryMessages).QueryContext(ctx, chat, lo, hi)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = rows.Close() }()
 	var (
-		out  [][]contracts.Message
-		last int64
+		out  = map[int64][]contracts.Message{}
 		body sql.RawBytes // one buffer for every row: decodeMessage copies what it keeps
 	)
 	for rows.Next() {
@@ -97,20 +95,111 @@ func (s *Store) messages(ctx context.Context, chat string, lo, hi int64, picked 
 		if err := rows.Scan(&turn, &body); err != nil {
 			return nil, err
 		}
-		if !picked[turn] {
+		if _, ok := picked[turn]; !ok {
 			continue
 		}
 		m, err := decodeMessage(body)
 		if err != nil {
 			return nil, fmt.Errorf("turn %d: decode message: %w", turn, err)
 		}
-		if turn != last || len(out) == 0 {
-			out = append(out, nil)
-			last = turn
-		}
-		out[len(out)-1] = append(out[len(out)-1], m)
+		out[turn] = append(out[turn], m)
 	}
 	return out, rows.Err()
+}
+
+// historyChats is how many chats' histories a Store keeps decoded.
+const historyChats = 4
+
+// historyCache keeps, for the chats of the latest History calls, the
+// decoded messages of the turns each call picked, so that the next call
+// reads only the turns' ids and sizes, and the messages of the turns it has
+// not seen (at steady state, the one turn since). It is exact: a turn's
+// messages are only ever appended (RecordExchange, then FinishTurn), in the
+// transaction that adds their number to the turn's messages column, so a
+// turn held with the number the database still gives holds all of them.
+// What it holds is bounded by the budget of those calls, per chat.
+type historyCache struct {
+	mu    sync.Mutex
+	chats map[string]map[int64]heldTurn
+	order []string // least recently used first
+}
+
+// heldTurn is a turn's messages and how many the database said it had.
+type heldTurn struct {
+	count int
+	msgs  []contracts.Message
+}
+
+// turns returns the messages of the picked turns of chat (turn → its
+// messages column), oldest first, those it does not hold read by load
+// (the turns missing, and the lowest and highest of them), and holds them
+// for the next call in place of what it held for chat.
+func (c *historyCache) turns(chat string, picked map[int64]int,
+	load func(missing map[int64]int, lo, hi int64) (map[int64][]contracts.Message, error)) ([][]contracts.Message, error) {
+	c.mu.Lock()
+	held := c.chats[chat]
+	c.mu.Unlock()
+	got := make(map[int64][]contracts.Message, len(picked))
+	missing := map[int64]int{}
+	var lo, hi int64
+	for id, count := range picked {
+		if h, ok := held[id]; ok && h.count == count {
+			got[id] = h.msgs
+			continue
+		}
+		missing[id] = count
+		if lo == 0 || id < lo {
+			lo = id
+		}
+		hi = max(hi, id)
+	}
+	if len(missing) > 0 {
+		loaded, err := load(missing, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		for id, msgs := range loaded {
+			got[id] = msgs
+		}
+	}
+	ids := make([]int64, 0, len(got))
+	next := make(map[int64]heldTurn, len(got))
+	for id, msgs := range got {
+		ids = append(ids, id)
+		if len(msgs) == picked[id] {
+			next[id] = heldTurn{count: picked[id], msgs: msgs}
+		}
+	}
+	slices.Sort(ids)
+	out := make([][]contracts.Message, len(ids))
+	for i, id := range ids {
+		out[i] = slices.Clip(got[id])
+	}
+	c.hold(chat, next)
+	return out, nil
+}
+
+// forget drops all that c holds.
+func (c *historyCache) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.chats, c.order = nil, nil
+}
+
+// hold keeps turns as chat's, dropping the chat used least recently when
+// more than historyChats are held.
+func (c *historyCache) hold(chat string, turns map[int64]heldTurn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.chats == nil {
+		c.chats = map[string]map[int64]heldTurn{}
+	}
+	c.chats[chat] = turns
+	c.order = append(slices.DeleteFunc(c.order, func(ch string) bool { return ch == chat }), chat)
+	for len(c.order) > historyChats {
+		delete(c.chats, c.order[0])
+		c.order = c.order[1:]
+	}
 }
 
 // trimTurn reduces an oversized turn to its user message and its last

@@ -2,11 +2,16 @@ package store
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/shelldon/shelldon/internal/contracts"
 )
@@ -104,4 +109,118 @@ func TestHistoryRepairsOrphans(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHistoryCacheExact: History, which keeps the turns it picked decoded
+// for the next call (historyCache), returns what a handle holding nothing
+// reads from the database, whatever happens between calls: new turns in
+// many chats (more than it keeps), from this handle and from another (a
+// second process), a turn begun early that gets its messages after later
+// turns, and budgets that change.
+func TestHistoryCacheExact(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "shelldon.db")
+	s, other := openAt(t, path), openAt(t, path)
+	ctx := t.Context()
+	rng := rand.New(rand.NewPCG(15, 16))
+	text := func() string { return strings.Repeat("word ", 1+rng.IntN(400)) }
+	msgs := func() []contracts.Message {
+		out := []contracts.Message{user(text())}
+		if rng.IntN(3) == 0 {
+			id := fmt.Sprintf("c%d", rng.IntN(1000))
+			out = append(out, assistant("", call(id, `{"path":"a"}`)), results(result(id, text())))
+		}
+		return append(out, assistant(text()))
+	}
+	chats := []string{"a", "b", "c", "d", "e", "f"}
+	type open struct {
+		chat string
+		id   int64
+	}
+	var running []open
+	fresh := func(chat string, budget int) []contracts.Message {
+		other.history.forget()
+		h, err := other.History(ctx, chat, budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	hits := 0
+	for step := range 400 {
+		chat := chats[rng.IntN(len(chats))]
+		switch op := rng.IntN(12); {
+		case op < 4:
+			w := s
+			if op == 0 {
+				w = other
+			}
+			addTurn(t, w, chat, "ok", msgs()...)
+		case op == 4 || op == 10:
+			id, err := s.BeginTurn(ctx, chat, "later", t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			running = append(running, open{chat, id})
+		case op == 6:
+			// A resumed turn: the decided exchange is recorded first, its
+			// own messages come when it finishes (op 5), and between the
+			// two the turn is in the history and held.
+			a := Approval{ID: NewApprovalID(), Chat: chat, Tool: "run_shell", ArgsHash: "h", CreatedAt: t0,
+				ExpiresAt: t0.Add(time.Hour), Pending: contracts.Pending{Messages: msgs()}}
+			if err := s.CreateApproval(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.DecideAudited(ctx, a.ID, true, "owner", t0, &AuditEntry{At: t0, Chat: chat, Kind: "approval_approved"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Claim(ctx, a.ID, ApprovalApproved, ApprovalRunning, ""); err != nil {
+				t.Fatal(err)
+			}
+			id, err := s.BeginTurn(ctx, chat, "resumed", t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.RecordExchange(ctx, id, a.Pending.Messages, ApprovalClose{ID: a.ID, Outcome: "executed ok"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.History(ctx, chat, 24000); err != nil {
+				t.Fatal(err)
+			}
+			running = append(running, open{chat, id})
+		case op == 5 && len(running) > 0:
+			i := rng.IntN(len(running))
+			r := running[i]
+			running = slices.Delete(running, i, i+1)
+			if err := s.FinishTurn(ctx, r.id, TurnEnd{Status: "ok", At: t0, Messages: msgs()}); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			budget := []int{300, 5000, 24000}[rng.IntN(3)]
+			before := heldTurns(s, chat)
+			got, err := s.History(ctx, chat, budget)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(fresh(chat, budget), got, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("step %d, chat %s, budget %d: History differs from the database (-db +got):\n%s", step, chat, budget, diff)
+			}
+			if before > 0 {
+				hits++
+			}
+		}
+		if n := len(s.history.chats); n > historyChats {
+			t.Fatalf("step %d: holds %d chats", step, n)
+		}
+	}
+	if hits < 50 {
+		t.Errorf("only %d History calls found turns held: the test does not exercise the cache", hits)
+	}
+}
+
+// heldTurns is how many turns s holds decoded for chat.
+func heldTurns(s *Store, chat string) int {
+	s.history.mu.Lock()
+	defer s.history.mu.Unlock()
+	return len(s.history.chats[chat])
 }

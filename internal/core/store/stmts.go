@@ -48,7 +48,7 @@ const turnColumns = `id, chat, input, status, reply, error, input_tokens, output
 
 // hotSQL is the text of each hot query.
 var hotSQL = [numHot]string{
-	hotHistoryTurns:    `SELECT id, chars FROM turns WHERE chat = ? AND messages > 0 ORDER BY id DESC`,
+	hotHistoryTurns:    `SELECT id, chars, messages FROM turns WHERE chat = ? AND messages > 0 ORDER BY id DESC`,
 	hotHistoryMessages: `SELECT turn, body FROM messages WHERE chat = ? AND turn BETWEEN ? AND ? ORDER BY turn, seq`,
 	hotRunningTurn:     `SELECT chat, status, messages FROM turns WHERE id = ?`,
 	hotInsertMessage:   `INSERT INTO messages (chat, turn, seq, role, body, chars) VALUES (?, ?, ?, ?, ?, ?)`,

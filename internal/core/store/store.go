@@ -69,10 +69,11 @@ var migrationFS embed.FS
 
 // Store is an open database. It is safe for concurrent use.
 type Store struct {
-	db    *sql.DB
-	owner string // random per handle; marks the turns this handle runs
-	pid   int
-	hot   [numHot]*sql.Stmt // the hot queries, prepared (stmts.go)
+	db      *sql.DB
+	owner   string // random per handle; marks the turns this handle runs
+	pid     int
+	hot     [numHot]*sql.Stmt // the hot queries, prepared (stmts.go)
+	history historyCache      // the turns the latest History calls picked (history.go)
 }
 
 // Open opens the database at path, creating it with mode 0600 if it does not
