@@ -259,6 +259,7 @@ worker and the benchmark's own client and fake provider share.
 | per-turn overhead p50, warm worker, person's pace, net of the provider's own time | $(stat3 BenchmarkServeTurn/warm/paced net-p50-ms) ms | ≤ 6 ms |
 | per-turn overhead p99, warm worker, person's pace, net of the provider's own time | $(stat3 BenchmarkServeTurn/warm/paced net-p99-ms) ms | |
 | the same turns, provider included, p50 / p99 | $(stat3 BenchmarkServeTurn/warm/paced p50-ms) / $(stat3 BenchmarkServeTurn/warm/paced p99-ms) ms | |
+| an HTTP round trip to the same daemon doing no work (\`GET /healthz\`), same client and pace, p50 | $(stat3 BenchmarkServeTurn/warm/paced healthz-p50-ms) ms | |
 | per-turn overhead p50 / p99 net, warm worker, back to back | $(stat3 BenchmarkServeTurn/warm/back-to-back net-p50-ms) / $(stat3 BenchmarkServeTurn/warm/back-to-back net-p99-ms) ms | |
 | per-turn overhead p50 / p99 net, no warm worker, person's pace | $(stat3 BenchmarkServeTurn/cold/paced net-p50-ms) / $(stat3 BenchmarkServeTurn/cold/paced net-p99-ms) ms | |
 | per-turn overhead p50 / p99 net, no warm worker, back to back | $(stat3 BenchmarkServeTurn/cold/back-to-back net-p50-ms) / $(stat3 BenchmarkServeTurn/cold/back-to-back net-p99-ms) ms | |

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -134,9 +135,31 @@ func serveTurns(b *testing.B, config string, gap time.Duration, profiled bool) {
 	slices.Sort(net)
 	b.ReportMetric(msOf(net[len(net)/2]), "net-p50-ms")
 	b.ReportMetric(msOf(net[(len(net)-1)*99/100]), "net-p99-ms")
+	b.ReportMetric(idleRoundTrip(b, d, gap), "healthz-p50-ms")
 	if profiled {
 		reportProfile(b, d.log(), b.N)
 	}
+}
+
+// idleRoundTrip is the p50, in ms, of GET /healthz to d (an HTTP
+// exchange in which the daemon does nothing) from the same client at the
+// same pace as the turns: the part of a turn's time that is the owner's
+// request and its answer crossing loopback and waking both processes.
+func idleRoundTrip(b *testing.B, d *daemon, gap time.Duration) float64 {
+	var took []time.Duration
+	for range 50 {
+		time.Sleep(gap)
+		start := time.Now()
+		resp, err := http.Get("http://" + d.addr + "/healthz")
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	return msOf(took[len(took)/2])
 }
 
 // reportProfile reports, for each step of the last n turn profiles in
