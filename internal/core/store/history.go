@@ -70,7 +70,11 @@ func (s *Store) History(ctx context.Context, chat string, budgetChars int) ([]co
 	if oversized && len(turns) > 0 {
 		return trimTurn(turns[0], budgetChars), nil
 	}
-	var out []contracts.Message
+	n := 0
+	for _, t := range turns {
+		n += len(t)
+	}
+	out := make([]contracts.Message, 0, n)
 	for _, t := range turns {
 		out = append(out, repair(t)...)
 	}
@@ -258,6 +262,9 @@ func cut(s string, n int) string {
 // results that answer no call of the assistant message right before them.
 // A well-formed turn is returned unchanged.
 func repair(msgs []contracts.Message) []contracts.Message {
+	if !slices.ContainsFunc(msgs, func(m contracts.Message) bool { return m.Role == contracts.RoleTool || len(m.ToolCalls) > 0 }) {
+		return msgs // no calls, no results: nothing to repair (most turns)
+	}
 	out := make([]contracts.Message, 0, len(msgs))
 	for i := 0; i < len(msgs); i++ {
 		m := msgs[i]
