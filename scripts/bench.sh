@@ -204,7 +204,7 @@ worker and the benchmark's own client and fake provider share.
   runs. The conversation is at its steady state: the owner's messages are about 100
   characters, the model's replies about 500, and 45 warm-up turns first fill the history to
   \`agent.history_chars\` (24,000), so every timed turn carries a full history to the worker
-  and to the provider. Each turn takes a worker slot, reads the history and the facts for the
+  and to the provider (the worker itself gets only its length). Each turn takes a worker slot, reads the history and the facts for the
   prompt, records the turn, hands a job to a worker in the sandbox, answers the worker's one
   model call through the broker (recording its usage), and commits the turn. Each turn is
   timed by the client, and again net of the provider's own time: the fake provider's handler
@@ -213,6 +213,9 @@ worker and the benchmark's own client and fake provider share.
   its default level (info). Measured with \`agent.warm_worker\` on (the
   default: the turn is handed a worker started ahead) and off (the turn starts its own), each
   at a person's pace (20 ms, not timed, between a reply and the next message) and back to back.
+  After the turns, the same client sends \`GET /healthz\` 50 times at the same pace: an
+  exchange in which the daemon does no work, so its p50 is what the owner's request and its
+  answer cost by themselves (loopback, and both processes waking from idle).
 - **Where a turn's time goes**: the daemon logs, at debug level, a profile of each turn
   (\`internal/core/profile.go\`): the time of each of its steps, and the worker's own marks
   (\`contracts.Result.Profile\`, placed on the daemon's clock from when the worker read its
@@ -337,18 +340,25 @@ own overhead; the steps over a millisecond come first):
   system prompt, the 24,000-character history, about 20 tool schemas: some 25 KB), sends it
   over loopback HTTP, and decodes the answer. Most of this step is the fake provider's own
   time (\`net\` above subtracts it): it reads and decodes the whole request to record it, as a
-  real provider parses it. The daemon's part is the encoding and the HTTP exchange.
-- **model request received**: the worker encodes its request (the system prompt and the
-  tool schemas; it names the job's history instead of sending it back,
-  \`contracts.Request.History\`), writes it to the pipe, and the daemon reads and decodes it.
-  Encoding revalidates each tool schema's raw JSON; that and the pipe's wake-ups are most of it.
-- **worker: job decoded**: the worker, waiting on its pipe (or finishing its rehearsal),
-  wakes and decodes the job, whose history is the 24,000 characters.
-- **history read** and **memory read** run at the same time: the chat's history (two prepared
-  queries and about 90 rows decoded) and the facts for the prompt (two full-text queries);
-  a step is listed where it ends, so the one that ends second shows only what it took beyond
-  the other.
+  real provider parses it. The daemon's part is the encoding (a tool's schema goes as it is,
+  \`provider.ToolSchema\`, no longer decoded into a map on every request) and the HTTP
+  exchange, which wakes the provider's process as the owner's request wakes the daemon's
+  (the idle round trip above).
+- **history read** and **memory read** run at the same time: the chat's history (the
+  turns' ids and sizes, and the messages of the one turn the store does not hold decoded
+  from the last call, \`historyCache\`) and the facts for the prompt (two full-text
+  queries); a step is listed where it ends, so the one that ends second shows only what it
+  took beyond the other.
 - **turn committed**: one write transaction with the turn's messages, its status and usage.
+- **worker: job decoded**: the worker, waiting on its pipe (or finishing its rehearsal),
+  wakes and decodes the job. The job no longer carries the history (the daemon keeps it,
+  \`Job.History\` is never sent), so it is a few hundred bytes; the frame's header is read
+  without a pass over its body (\`wire.quickFrame\`).
+- **model request received**: the worker encodes its request and writes it to the pipe,
+  and the daemon reads and decodes it. It names the history by its length
+  (\`Request.History\`) and the tool specs the daemon holds by their digest
+  (\`ToolSpec.Digest\`): a few kilobytes (the system prompt, the turn's message, names and
+  digests), where the specs alone were some 15.
 - The rest are each well under a millisecond: taking a worker slot, beginning the turn (one
   insert), selecting the self-coded tools (none here; see the toolbox table), handing over
   the worker started ahead (a pidfd check), encoding the job, the worker's own steps (building
@@ -359,11 +369,16 @@ Not on a turn's path, and so not in the table: the next worker's start (after th
 the cost of the sandboxed \`/bin/true\` above, on the other core), the old worker's teardown
 (in the background), and the money budgets' read (beside the turn).
 
-The sandbox's start was last taken apart before the sandbox was hardened (the helper
-instrumented once: starting the helper process in new namespaces ≈ 4 ms, the mount view ≈ 1.1
-ms, rlimits, capabilities, Landlock and seccomp ≈ 0.7 ms, the target and the PID namespace's
-teardown ≈ 1.5 ms; ≈ 7.5 ms in all). The sandboxed \`/bin/true\` above is what it costs now;
-a new breakdown of the difference is owed. A turn's worker runs inside the helper's own
+The sandbox's start, taken apart on this machine for issue 15 (the daemon's and the
+helper's steps timed once by hand, 60 runs of the sandboxed \`/bin/true\`, medians, with other
+work on the machine): the daemon's clone into the new namespaces, with the uid and gid maps
+written, ≈ 2.6 ms; the helper's exec and Go start until its first line of code ≈ 5.1 ms (the
+helper is the shelldon binary itself, so this is the runtime and every package's
+initialisation: see the idle memory section for what that touches); joining the cgroups ≈
+0.8 ms beside it; handing over the spec ≈ 1.4 ms; then the mount view (some 60 mount calls),
+Landlock, seccomp, the target's run and the teardown of the PID namespace ≈ 7.5 ms: ≈ 19 ms
+in all. (The breakdown before, ≈ 7.5 ms in all, predates the sandbox's hardening and was
+measured another way, so the two are not compared step by step.) A turn's worker runs inside the helper's own
 process (\`Policy.Mode\`), so a turn pays for one process start, not two; with the warm
 worker, none on its path.
 
