@@ -333,7 +333,8 @@ func (c *Core) runTurn(ctx context.Context, chat, key, text string, resume *cont
 	job.Specs = specs.list()
 	prof.mark("tools selected")
 	job.Memory = <-memories
-	res, filed, runErr := c.runWorker(ctx, job, specs, ev)
+	res, filed, endWorker, runErr := c.runWorker(ctx, job, specs, ev)
+	defer endWorker()
 	end := store.TurnEnd{
 		Status: "ok", Reply: res.Reply, Messages: res.Messages, Usage: res.Usage,
 		Provider: res.Provider, Model: res.Model, ToolCalls: res.ToolCalls, At: c.now(),
@@ -413,37 +414,46 @@ const cancelGrace = 2 * time.Second
 // runWorker spawns the turn's worker, serves its calls (the table of
 // requests.go) and events, and returns its result with what the turn filed
 // (also when the worker failed: a request it filed stands).
-func (c *Core) runWorker(ctx context.Context, job contracts.Job, specs *specSet, ev Events) (contracts.Result, turnFiled, error) {
-	var filed turnFiled
-	res, err := c.serveWorker(ctx, job, specs, ev, &filed)
-	return res, filed, err
+//
+// The worker has answered, or is given up on, when it returns; end, which
+// the caller calls once the turn is committed, ends and reaps it in the
+// background, which starts the next worker started ahead: tearing down
+// one sandbox and starting another cost milliseconds of CPU that the
+// turn's commit and reply need not share. (A worker given up on is killed
+// when runWorker returns, by its context.)
+func (c *Core) runWorker(ctx context.Context, job contracts.Job, specs *specSet, ev Events) (res contracts.Result, filed turnFiled, end func(), err error) {
+	res, proc, err := c.serveWorker(ctx, job, specs, ev, &filed)
+	return res, filed, func() { c.reap(proc) }, err
+}
+
+// reap ends and reaps proc (if any) in the background; Close waits for it.
+func (c *Core) reap(proc Process) {
+	if proc == nil {
+		return
+	}
+	c.reaping.Add(1)
+	go func() {
+		defer c.reaping.Done()
+		proc.Kill()
+	}()
 }
 
 // serveWorker is runWorker's loop; filed is touched only from it. specs
-// are the tool specs job lists (Job.Specs).
-func (c *Core) serveWorker(ctx context.Context, job contracts.Job, specs *specSet, ev Events, filed *turnFiled) (contracts.Result, error) {
+// are the tool specs job lists (Job.Specs). It returns the worker it
+// spawned, for runWorker's end.
+func (c *Core) serveWorker(ctx context.Context, job contracts.Job, specs *specSet, ev Events, filed *turnFiled) (_ contracts.Result, proc Process, _ error) {
 	// The worker enforces the budget itself; this is the backstop for a
 	// worker that hangs.
 	hard, cancelHard := context.WithDeadline(context.WithoutCancel(ctx), job.Deadline.Add(5*time.Second))
 	defer cancelHard()
 	proc, err := c.opts.Spawner.Spawn(hard)
 	if err != nil {
-		return contracts.Result{}, fmt.Errorf("spawn worker: %w", err)
+		return contracts.Result{}, nil, fmt.Errorf("spawn worker: %w", err)
 	}
 	profileOf(ctx).mark("worker spawned")
-	// The worker is ended and reaped in the background: it has answered,
-	// or is given up on, and tearing down its sandbox (the PID namespace)
-	// costs milliseconds the reply need not wait for.
-	c.reaping.Add(1)
-	defer func() {
-		go func() {
-			defer c.reaping.Done()
-			proc.Kill()
-		}()
-	}()
 	conn := proc.Conn()
 	if err := conn.Send(wire.TypeJob, job); err != nil {
-		return contracts.Result{}, fmt.Errorf("send job: %w", err)
+		return contracts.Result{}, proc, fmt.Errorf("send job: %w", err)
 	}
 	profileOf(ctx).mark(stepJobSent)
 
@@ -484,12 +494,12 @@ func (c *Core) serveWorker(ctx context.Context, job contracts.Job, specs *specSe
 			conn.SendError(wire.TypeCancel, "cancelled by the owner")
 			grace = time.After(cancelGrace)
 		case <-grace:
-			return contracts.Result{}, errors.New("the worker did not stop after cancel")
+			return contracts.Result{}, proc, errors.New("the worker did not stop after cancel")
 		case <-hard.Done():
-			return contracts.Result{}, errors.New("the worker overran the turn's budget and was killed")
+			return contracts.Result{}, proc, errors.New("the worker overran the turn's budget and was killed")
 		case err := <-readErr:
 			werr := proc.Wait()
-			return contracts.Result{}, fmt.Errorf("the worker exited without a result (%v; %v)", err, werr)
+			return contracts.Result{}, proc, fmt.Errorf("the worker exited without a result (%v; %v)", err, werr)
 		case f := <-frames:
 			switch f.Type {
 			case wire.TypeCall:
@@ -501,22 +511,22 @@ func (c *Core) serveWorker(ctx context.Context, job contracts.Job, specs *specSe
 			case wire.TypeEvent:
 				var te contracts.ToolEvent
 				if err := f.Decode(&te); err != nil {
-					return contracts.Result{}, err
+					return contracts.Result{}, proc, err
 				}
 				c.toolEvent(ctx, job, te, ev, filed)
 			case wire.TypeResult:
 				if f.Error != "" {
-					return contracts.Result{}, errors.New(f.Error)
+					return contracts.Result{}, proc, errors.New(f.Error)
 				}
 				var res contracts.Result
 				if err := f.Decode(&res); err != nil {
-					return contracts.Result{}, err
+					return contracts.Result{}, proc, err
 				}
 				profileOf(ctx).mark("result received")
 				profileOf(ctx).worker(res.Profile, res.ProfileAt)
-				return res, nil
+				return res, proc, nil
 			default:
-				return contracts.Result{}, fmt.Errorf("unexpected %q frame from the worker", f.Type)
+				return contracts.Result{}, proc, fmt.Errorf("unexpected %q frame from the worker", f.Type)
 			}
 		}
 	}
