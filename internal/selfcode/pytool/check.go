@@ -16,11 +16,17 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// The checker is four files run as one script: sources, reflective callables, tree rules,
+// The checker is four parts run as one script: sources (with, at its head, what the
+// checker uses of ast and symtable, check_ast.py), reflective callables, tree rules,
 // conventions.
 var (
+	//go:embed py/check_ast.py
+	checkAst string
 	//go:embed py/check_source.py
-	checkSource string
+	checkSourceFile string
+	// checkSource is part 1, with at its head what the checker uses of ast and symtable
+	// (check_ast.py), which every part needs.
+	checkSource = checkAst + "\n" + checkSourceFile
 	//go:embed py/check_reflect.py
 	checkReflect string
 	//go:embed py/check_tree.py

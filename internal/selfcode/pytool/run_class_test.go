@@ -38,7 +38,10 @@ func TestClassesToolRuns(t *testing.T) {
 // return a forged result line and guard tables that contain nothing. Check refuses it
 // (module=, global_enum, __call__ in an Enum); these tests run it unchecked, to show the
 // runner keeps its own references: what it emits and what its guard refuses do not change.
+// The runner writes its JSON with _json's functions, taken before the tool is imported; it
+// does not import json, so the tool imports it, to write into it too.
 const hijackTool = `import enum
+import json
 import typing
 
 DESCRIPTION = "x"
@@ -69,6 +72,7 @@ def hijack_all():
                         "INTERNAL_EVENTS", "REFUSED_FAMILIES", "IMPLICIT_IMPORTS"])
     hijack("json", ["dumps", "loads", "JSONEncoder"])
     hijack("json.encoder", ["encode_basestring_ascii", "encode_basestring", "c_make_encoder"])
+    hijack("_json", ["make_encoder", "make_scanner", "encode_basestring_ascii", "encode_basestring"])
 
 
 def os_system():
@@ -120,5 +124,43 @@ def test_process_still_refused():
 		if !ok || tr.OK != (w == "") || !strings.Contains(tr.Message, w) {
 			t.Errorf("%s: ok=%v %q; want a message containing %q", tr.Name, tr.OK, tr.Message, w)
 		}
+	}
+}
+
+// submodulesTool imports packages and uses their allowed submodules as attributes, which
+// the checker resolves as there (it imports a package with every allowed submodule of it).
+const submodulesTool = `import collections
+import html
+
+DESCRIPTION = "Whether a value is a mapping, and a page's text."
+PARAMS_SCHEMA = {"type": "object", "properties": {"page": {"type": "string"}}, "required": ["page"]}
+CAPABILITIES = {}
+
+
+def run(page):
+    parser = html.parser.HTMLParser()
+    parser.feed(page)
+    parser.close()
+    return [isinstance({}, collections.abc.Mapping), html.entities.name2codepoint["amp"]]
+`
+
+// TestPackageComesWithSubmodules: what passes the check runs, in a call as in the gate's
+// test: the runner, too, gives a tool that imports a package every allowed submodule of it
+// (collections.abc, html.parser), whatever else the process happens to have imported.
+func TestPackageComesWithSubmodules(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	test := "from submodules import run\n\n\ndef test_run():\n    assert run(\"<p>x</p>\") == [True, 38]\n"
+	if _, err := Check(context.Background(), python, "submodules", []byte(submodulesTool), []byte(test)); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	dir := stage(t, "submodules", submodulesTool, test)
+	got, err := Call(context.Background(), python, dir, "submodules", json.RawMessage(`{"page": "<p>x</p>"}`), 10*time.Second, Host{})
+	if err != nil || got != "[true, 38]" {
+		t.Errorf("Call = %q, %v; want [true, 38]", got, err)
+	}
+	rep, err := RunTests(context.Background(), python, dir, "submodules", 10*time.Second, Host{})
+	if err != nil || !rep.Passed {
+		t.Errorf("RunTests = %+v, %v", rep, err)
 	}
 }

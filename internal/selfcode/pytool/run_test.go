@@ -155,7 +155,7 @@ def test_never():
 		test: `import typing
 
 def test_ignores_alarms():
-    signal = typing.sys.modules["signal"]
+    signal = typing.sys.modules["_signal"]  # the runner's alarm is _signal's
     signal.signal(signal.SIGALRM, signal.SIG_IGN)
     while True:
         pass

@@ -1,33 +1,30 @@
 """The static gate for a shelldon Python tool, part 1 of 4: the allowlist, and each file's
 bytes, characters and tokens. See the pytool package doc; the Go side runs the four
-parts concatenated, as one script (check_source.py, check_reflect.py, check_tree.py,
-check_meta.py).
+parts concatenated, as one script (check_source.py, with check_ast.py at its head,
+check_reflect.py, check_tree.py, check_meta.py).
 
 Nothing here imports or runs the sources it checks. Each file is read as raw bytes,
 exactly as Python would read it, parsed with ast, tokenized, and walked.
+
+The checker imports only built-in modules and the few small ones below, no re, json,
+enum, functools or collections: a gate pays for every module imported here, and a tool
+that imports none of them should not. What needs more is imported where it is needed: the
+tokenizer for a file with non-ASCII bytes, unicodedata for a character outside ASCII,
+json for the checker run as a script (Check).
 """
 
-import ast
+import _string
 import binascii
 import builtins
 import importlib
 import io
-import json
 import keyword
-import math
-import re
-import symtable
 import sys
-import tokenize
 import types
-import unicodedata
 
 # The runner's own imports, so that the module graph resolved below is the one a tool
 # sees at run time (importing a submodule adds an attribute to its package).
 import os  # noqa: F401
-import signal  # noqa: F401
-import string
-import traceback  # noqa: F401
 
 MAX_SOURCE = 64 << 10
 MAX_PROBLEMS = 50
@@ -137,8 +134,9 @@ REFUSED_ATTRIBUTES = INTERNAL_ATTRIBUTES | {
 
 # Words refused inside string literals: the interpreter's internals, which a string could
 # name for a reflective helper the rules missed. (Double underscores are refused too.)
-REFUSED_WORDS_RE = re.compile(r"(?<![A-Za-z0-9_])(%s)(?![A-Za-z0-9_])" % "|".join(
-    sorted(INTERNAL_ATTRIBUTES - {"mro"}, key=len, reverse=True)))
+# A word counts where it stands alone: neither letter, digit nor _ (ASCII) before or after
+# it (refused_word).
+REFUSED_WORDS = frozenset(INTERNAL_ATTRIBUTES - {"mro"})
 
 # Dunder methods a class may define (they are only called on its own instances).
 PROTOCOL_METHODS = {
@@ -150,17 +148,12 @@ PROTOCOL_METHODS = {
     "__pos__", "__abs__", "__int__", "__float__",
 }
 
-CONST_RE = re.compile(r"[A-Z][A-Z0-9_]*\Z")
-COOKIE_RE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
-LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
-HOST_RE = re.compile(r"%s(?:\.%s)+\Z" % (LABEL, LABEL))
 MAX_HOSTS = 20
 INVISIBLE_FILLERS = {"\u115f", "\u1160", "\u3164", "\uffa0"}
 BIDI = {"\u061c", "\u200e", "\u200f"} | {chr(c) for c in range(0x202A, 0x202F)} | {
     chr(c) for c in range(0x2066, 0x206A)}
 ZERO_WIDTH = {"\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"}
 MISSING = object()
-FORMATTER = string.Formatter()  # its parse only: the checker reads format strings, never formats
 
 
 def is_dunder(name):
@@ -186,8 +179,23 @@ def is_literal(node):
         return False
 
 
+def nfkc(text):
+    """unicodedata.normalize("NFKC", text); ASCII is its own NFKC form, so unicodedata is
+    imported only for text that is not."""
+    if text.isascii():
+        return text
+    import unicodedata
+    return unicodedata.normalize("NFKC", text)
+
+
+# The ASCII characters bad_char refuses: the controls (category Cc) but tab, newline and
+# carriage return. No other ASCII character is refused.
+ASCII_CONTROLS = frozenset([chr(c) for c in range(32) if chr(c) not in "\t\n\r"] + ["\x7f"])
+
+
 def bad_char(ch):
     """Why ch may not appear in a source file, or None."""
+    import unicodedata  # here only when the text is not plain ASCII (see Source.load)
     if ch in "\t\n\r":
         return None
     if ch in BIDI:
@@ -229,10 +237,12 @@ class Source:
             return self.add(1, 1, "the file is %d bytes; the limit is %d" % (len(raw), MAX_SOURCE))
         if raw.startswith(b"\xef\xbb\xbf"):
             return self.add(1, 1, "the file starts with a byte order mark; save it as UTF-8 without one")
+        cookie = False
         for i, line in enumerate(raw.split(b"\n")[:2]):
-            m = COOKIE_RE.match(line)
-            if m:
-                enc = m.group(1).decode("ascii", "replace").lower().replace("_", "-")
+            name = coding_cookie(line)
+            if name is not None:
+                cookie = True
+                enc = name.decode("ascii", "replace").lower().replace("_", "-")
                 if enc not in ("utf-8", "utf8"):
                     return self.add(i + 1, 1, "coding cookie %r: only utf-8 is allowed, so that "
                                     "what is reviewed is what runs" % enc)
@@ -242,24 +252,34 @@ class Source:
             line = raw[:e.start].count(b"\n") + 1
             return self.add(line, 1, "not valid UTF-8 (byte %d)" % e.start)
         line, col, bad = 1, 1, 0
-        for ch in text:
-            if ch == "\n":
-                line, col = line + 1, 1
-                continue
-            why = bad_char(ch)
-            if why:
-                bad += 1
-                if bad <= 10:
-                    self.add(line, col, "%s U+%04X (%s) is not allowed" % (
-                        why, ord(ch), unicodedata.name(ch, "unnamed")))
-            col += 1
+        # Plain ASCII with no control character has no character bad_char refuses: the
+        # loop (and unicodedata) only for text that may.
+        if not text.isascii() or not ASCII_CONTROLS.isdisjoint(text):
+            import unicodedata
+            for ch in text:
+                if ch == "\n":
+                    line, col = line + 1, 1
+                    continue
+                why = bad_char(ch)
+                if why:
+                    bad += 1
+                    if bad <= 10:
+                        self.add(line, col, "%s U+%04X (%s) is not allowed" % (
+                            why, ord(ch), unicodedata.name(ch, "unnamed")))
+                col += 1
         if bad:
             return
         self.lines = text.splitlines()  # \n, \r\n, \r only: the others were refused above
         if not self.check_tokens():
             return
         try:
-            enc, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+            # tokenize.detect_encoding reads a cookie on the first two lines only, one that
+            # coding_cookie also finds: with none, Python reads the file as utf-8 (there is
+            # no byte order mark), so the tokenizer is imported only for a file with one.
+            enc = "utf-8"
+            if cookie:
+                import tokenize
+                enc, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
             if enc != "utf-8":
                 return self.add(1, 1, "Python would read this file as %s; only utf-8 is allowed" % enc)
             self.tree = ast.parse(raw, filename=self.fname)  # the raw bytes, as Python reads them
@@ -273,18 +293,78 @@ class Source:
         (a fullwidth ｏｓ reads as os), so only the tokens show what a reviewer sees.
         Returns whether the tokens are clean; a file that does not tokenize is left to
         ast.parse, whose SyntaxError says more."""
+        if self.raw.isascii():
+            return True  # every token is ASCII: nothing below can refuse one
+        import tokenize  # (and re, enum, functools...): only for a file with non-ASCII bytes
         before = len(self.problems)
         try:
             for tok in tokenize.tokenize(io.BytesIO(self.raw).readline):
                 if tok.type == tokenize.NAME and not tok.string.isascii():
                     self.add(tok.start[0], tok.start[1] + 1, "non-ASCII identifier %r (Python reads it "
-                             "as %r); use ASCII names" % (tok.string, unicodedata.normalize("NFKC", tok.string)))
+                             "as %r); use ASCII names" % (tok.string, nfkc(tok.string)))
                 elif tok.type == tokenize.STRING and fstring_expr_non_ascii(tok.string):
                     self.add(tok.start[0], tok.start[1] + 1, "non-ASCII character inside an f-string "
                              "expression; use ASCII names")
         except (tokenize.TokenError, SyntaxError):
             pass
         return len(self.problems) == before
+
+
+NAME_BYTES = frozenset(b"-_.abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+
+
+def coding_cookie(line):
+    r"""The encoding a coding cookie on line (bytes, no newline) names, or None: what the
+    regular expression rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)" (tokenize's) matches as
+    its group, written out so that the checker need not import re."""
+    i = 0
+    while i < len(line) and line[i] in b" \t\f":
+        i += 1
+    if line[i:i + 1] != b"#":
+        return None
+    at = line.find(b"coding", i + 1)
+    while at >= 0:
+        j = at + 6
+        if line[j:j + 1] in (b":", b"="):
+            j += 1
+            while line[j:j + 1] in (b" ", b"\t"):
+                j += 1
+            k = j
+            while k < len(line) and line[k] in NAME_BYTES:
+                k += 1
+            if k > j:
+                return line[j:k]
+        at = line.find(b"coding", at + 1)
+    return None
+
+
+def is_word_char(c):
+    return "a" <= c <= "z" or "A" <= c <= "Z" or "0" <= c <= "9" or c == "_"
+
+
+def refused_word(text):
+    """The first word of REFUSED_WORDS in text that stands alone (no ASCII letter, digit or
+    _ on either side), or None: the first match of the regular expression
+    (?<![A-Za-z0-9_])(word|word...)(?![A-Za-z0-9_]). A match must be a whole run of such
+    characters, so the runs are what is looked up."""
+    start = None
+    for i, c in enumerate(text):
+        if is_word_char(c):
+            if start is None:
+                start = i
+        elif start is not None:
+            if text[start:i] in REFUSED_WORDS:
+                return text[start:i]
+            start = None
+    if start is not None and text[start:] in REFUSED_WORDS:
+        return text[start:]
+    return None
+
+
+def is_constant_name(name):
+    r"""Whether name matches [A-Z][A-Z0-9_]*\Z: an UPPERCASE constant's name."""
+    return bool(name) and "A" <= name[0] <= "Z" and all(
+        "A" <= c <= "Z" or "0" <= c <= "9" or c == "_" for c in name[1:])
 
 
 def fstring_expr_non_ascii(tok):

@@ -143,7 +143,7 @@ class Walker(ast.NodeVisitor):
                 continue
             if isinstance(st, (ast.Assign, ast.AnnAssign)):
                 target = st.targets[0] if isinstance(st, ast.Assign) and len(st.targets) == 1 else getattr(st, "target", None)
-                if not isinstance(target, ast.Name) or not CONST_RE.match(target.id):
+                if not isinstance(target, ast.Name) or not is_constant_name(target.id):
                     self.refuse(st, "top-level assignments must be UPPERCASE_NAME = literal; "
                                 "compute other values inside run()")
                     continue
@@ -155,7 +155,7 @@ class Walker(ast.NodeVisitor):
                 bound = st.name
                 if hasattr(builtins, bound):
                     self.refuse(st, "%s shadows the built-in %s; rename it" % (bound, bound))
-            elif isinstance(st, ast.If) and "__name__" in ast.dump(st.test):
+            elif isinstance(st, ast.If) and ast.dump_contains(st.test, "__name__"):  # in ast.dump(st.test)
                 self.refuse(st, "remove the if __name__ == ... block: nothing may run at import")
                 continue
             else:
@@ -257,7 +257,7 @@ class Walker(ast.NodeVisitor):
     # ---- names --------------------------------------------------------------------
 
     def check_ident(self, node, ident, what="name"):
-        if not ident.isascii() or unicodedata.normalize("NFKC", ident) != ident:
+        if not ident.isascii() or nfkc(ident) != ident:
             self.refuse(node, "non-ASCII %s %r; use ASCII names" % (what, ident))
         elif is_dunder(ident):
             self.refuse(node, "%s: dunder names are not allowed (they reach interpreter internals)" % ident)
@@ -377,9 +377,9 @@ class Walker(ast.NodeVisitor):
             self.refuse(node, "%s: a string may not contain \"__\" (two underscores): strings can "
                         "name interpreter internals like __globals__" % shown)
         else:
-            m = REFUSED_WORDS_RE.search(text)
-            if m:
-                self.refuse(node, "%s: a string may not name the interpreter attribute %s" % (shown, m.group(1)))
+            word = refused_word(text)
+            if word:
+                self.refuse(node, "%s: a string may not name the interpreter attribute %s" % (shown, word))
 
     def visit_Call(self, node):
         f = node.func
@@ -664,7 +664,9 @@ def metaclasses_of(value):
 
 
 def is_enum_meta(meta):
-    enum = MODULES.get("enum")
+    # enum as MODULES.get("enum") would give it, without importing it: a metaclass that
+    # exists while enum is not loaded is no EnumMeta.
+    enum = sys.modules.get("enum") if "enum" in MODULES else None
     return enum is not None and isinstance(meta, type) and issubclass(meta, enum.EnumMeta)
 
 
@@ -685,7 +687,7 @@ def dotted_name(node):
 def format_fields_problem(text, depth=0):
     """Why a literal format string may not be used with .format, or None."""
     try:
-        parsed = list(FORMATTER.parse(text))
+        parsed = list(_string.formatter_parser(text))  # string.Formatter().parse(text)
     except (ValueError, TypeError) as e:
         return "%r is not a valid format string: %s" % (text[:40], e)
     for _, field, spec, _ in parsed:

@@ -27,7 +27,9 @@ def shelldon_load():
     # turns it back on before the runner imports the tool.
     gc.disable()
 
-    data = sys.stdin.buffer.read()
+    # Sections as views of what was read, not copies: the compiled code and the sources are
+    # a few hundred KiB.
+    data = memoryview(sys.stdin.buffer.read())
     parts = []
     for _ in range(3):
         n = int.from_bytes(data[:8], "big")
@@ -39,7 +41,7 @@ def shelldon_load():
     magic = getattr(ext, "MAGIC_NUMBER", None)
     if cache and isinstance(magic, bytes):
         head = ("%s %x %s\n" % (magic.hex(), sys.hexversion, sys.implementation.cache_tag)).encode()
-        if cache.startswith(head):
+        if cache[:len(head)] == head:
             try:
                 loaded = marshal.loads(cache[len(head):])
                 if (type(loaded) is tuple and len(loaded) == 2
@@ -48,9 +50,9 @@ def shelldon_load():
             except Exception:
                 codes = None
     if codes is None:
-        codes = (compile(main_src.decode("utf-8"), "<string>", "exec"),
-                 compile(check_src.decode("utf-8"), "<shelldon-check>", "exec"))
-    return codes[0], (codes[1], data)
+        codes = (compile(bytes(main_src).decode("utf-8"), "<string>", "exec"),
+                 compile(bytes(check_src).decode("utf-8"), "<shelldon-check>", "exec"))
+    return codes[0], (codes[1], bytes(data))
 
 
 shelldon_main, shelldon_gate_input = shelldon_load()

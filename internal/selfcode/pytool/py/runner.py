@@ -28,13 +28,15 @@ def runner(module_code):
     enum.global_enum writes an enum's members into the module the enum names) cannot
     rebind what the runner reads. Its globals and builtins are private copies too (see
     the end of this file). module_code is the script's own top level."""
+    # Only built-in modules, and importlib, os and types: json (through re), signal (through
+    # enum) and traceback would import re, enum, functools, collections and more into every
+    # run, a third of a gate's time. json and traceback are imported where they are needed,
+    # on paths that are not the usual one (see json_decoder, json_encoder, describe_frames).
+    import _signal as signal
     import _thread
     import importlib
-    import json
     import os
-    import signal
     import sys
-    import traceback
     import types
 
     MAX_MESSAGE = 2000
@@ -44,9 +46,47 @@ def runner(module_code):
 
     # Kept before the tool is imported, whatever it does to the modules afterwards. os.write
     # and os._exit are C functions, which read no module's globals when called; _loads
-    # reads only what the host and the caller send (json.loads does read json's globals).
-    _loads, _write, _exit = json.loads, os.write, os._exit
+    # (json_decoder) is the C scanner taken now, which reads only what the host and the
+    # caller send (json.loads does read json's globals).
+    _write, _exit = os.write, os._exit
     getframe, get_ident, builtins_module = sys._getframe, _thread.get_ident, sys.modules["builtins"]
+
+    def json_decoder():
+        """A function reading a JSON object, as json.loads does, by the C scanner itself
+        (json.loads's own, with its defaults): what the Go side sends (a call's arguments,
+        http answers) is an object, in UTF-8. Anything else, or anything the scanner
+        refuses, goes to json.loads, for its answer or its error."""
+        try:
+            import _json
+
+            class Context:
+                strict = True
+                object_hook = object_pairs_hook = None
+                parse_float, parse_int = float, int
+                parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"),
+                                  "NaN": float("nan")}.__getitem__
+
+            scan = _json.make_scanner(Context())
+        except (ImportError, AttributeError, TypeError):
+            scan = None
+
+        def loads(data):
+            # json.loads reads bytes as UTF-8 unless they start with a BOM or a zero byte
+            # in the first two; an object starting "{" then a byte other than zero is UTF-8.
+            if scan is not None and data[:1] == b"{" and data[1:2] != b"\0":
+                try:
+                    text = data.decode("utf-8", "surrogatepass")
+                    value, end = scan(text, 0)
+                    if not text[end:].strip(" \t\n\r"):
+                        return value
+                except Exception:
+                    pass
+            import json
+            return json.loads(data)
+
+        return loads
+
+    _loads = json_decoder()
 
     def json_encoder(ascii, default=None):
         """A function writing a value as JSON text, as json.dumps(value, ensure_ascii=ascii,
@@ -64,6 +104,7 @@ def runner(module_code):
                 return lambda value: "".join(make({}, default, strings, None, ": ", ", ", False, False, True)(value, 0))
         except (ImportError, TypeError, ValueError):
             pass
+        import json
         return json.JSONEncoder(ensure_ascii=ascii, default=default).encode  # no C accelerator
 
     to_json = json_encoder(True)
@@ -188,6 +229,10 @@ def runner(module_code):
             self.name = name
             self.allowed = frozenset(allowed) | {"shelldon_host", name, "test_" + name}
             self.packages = tuple(a + "." for a in allowed)
+            self.submodules = {}      # package -> its allowed submodules (collections -> collections.abc)
+            for a in sorted(allowed):
+                if "." in a:
+                    self.submodules.setdefault(a.partition(".")[0], []).append(a)
             self.allowlist = ", ".join(allowed)
             cwd = os.getcwd()
             self.cwd = cwd
@@ -404,6 +449,12 @@ def runner(module_code):
                 if not self.module_allowed(name, implicit):
                     raise ImportError("shelldon: " + self.refused_import(name))
             mod = self.original_import(name, globals, locals, fromlist, level)
+            if k in (TOOL, OTHER) and name in self.allowed:
+                # A package comes with every allowed submodule of it, as the checker resolves
+                # it (Modules in check_source.py): import collections gives collections.abc,
+                # import html html.parser, whatever else was imported before.
+                for sub in self.submodules.get(name.partition(".")[0], ()):
+                    self.original_import(sub)
             if k in (TOOL, OTHER) and fromlist:
                 for item in fromlist:
                     v = mod.__dict__.get(item) if isinstance(item, str) else None
@@ -450,6 +501,7 @@ def runner(module_code):
         if isinstance(exc, AssertionError) and not msg:
             head = "AssertionError: assertion failed"
         here = os.getcwd()
+        import traceback  # only for a failure: it imports linecache, tokenize, re, collections...
         frames = [f for f in traceback.extract_tb(exc.__traceback__)
                   if os.path.isabs(f.filename) and os.path.dirname(f.filename) == here]
         lines = ["  at %s:%d in %s: %s" % (os.path.basename(f.filename), f.lineno, f.name, (f.line or "").strip())
