@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -59,6 +60,7 @@ func BenchmarkSoakRSS(b *testing.B) {
 			if err != nil || resp.StatusCode != 200 {
 				b.Fatalf("turn %d: %v %v", i, resp, err)
 			}
+			io.Copy(io.Discard, resp.Body) // read whole: the connection is kept
 			resp.Body.Close()
 			took = append(took, time.Since(t0))
 			switch {

@@ -105,6 +105,10 @@ func serveTurns(b *testing.B, config string, gap time.Duration, profiled bool) {
 		if err != nil || resp.StatusCode != 200 {
 			b.Fatalf("chat: %v %v", resp, err)
 		}
+		// The reply is read whole, as its reader would, which also lets the
+		// client keep its connection for the next turn (one closed early
+		// is dropped, and the next turn would dial anew).
+		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
 	for i := range historyFill {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -172,6 +173,7 @@ func BenchmarkToolbox(b *testing.B) {
 					Reply string `json:"reply"`
 				}
 				json.NewDecoder(resp.Body).Decode(&out)
+				io.Copy(io.Discard, resp.Body) // to its end: the connection is kept
 				return out.Reply
 			}
 			call := "How many words are in: the quick brown fox jumps?"
