@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,7 +28,6 @@ import (
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/core/store"
-	"github.com/shelldon/shelldon/internal/core/toolbox"
 	"github.com/shelldon/shelldon/internal/hidden"
 	"github.com/shelldon/shelldon/internal/inert"
 	"github.com/shelldon/shelldon/internal/redact"
@@ -62,9 +60,11 @@ type App struct {
 	model    *liveModel
 	skillLib *skill.Library    // the skills: in the daemon, the library its turns and promotions use
 	warm     *core.WarmSpawner // the worker started ahead (agent.warm_worker), or nil
-	// background is the work Open started that Close waits for (the
-	// python gate's cache).
+	// background is the work the App started that Close waits for (the
+	// python gate's cache); bgMu guards adding to it against Close.
 	background sync.WaitGroup
+	bgMu       sync.Mutex
+	closing    bool
 	cfgMu      sync.Mutex // guards Config and Providers across live reloads
 	// settingsMu serializes the changes to the owner's files (the
 	// settings API, an approved update_config): each is prepared from
@@ -171,12 +171,15 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 		return nil, err
 	}
 	a.skillLib = skills
-	pyCache := a.pyGateCache(ctx, cfg, mode)
+	pyCache := a.pyGateCache(cfg)
 	var spawner core.Spawner = &core.SandboxSpawner{Runner: runner, Path: exe, Args: childproc.WorkerArgs,
 		Env: core.WorkerEnv(environ), Workspace: cfg.Workspace, ReadOnly: []string{tools.LiveDir(), pyCache}, Logger: log}
 	if runtime.GOOS != "linux" {
 		log.Warn("no sandbox on " + runtime.GOOS + ": each turn's worker runs as a plain child process, and tools that run model-chosen code refuse to run")
 		spawner = &core.ExecSpawner{Path: exe, Args: childproc.WorkerArgs, Env: core.WorkerEnv(environ), Logger: log}
+	}
+	if mode == ForDaemon && pyCache != "" {
+		spawner = a.buildPyGateOnFirstSpawn(ctx, spawner, pyCache)
 	}
 	if mode == ForDaemon && *cfg.Agent.WarmWorker {
 		// It starts nothing ahead until Warm (after harden).
@@ -231,28 +234,13 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 
 // pyGateCache is the directory of the Python gate's compiled scripts
 // (toolbox.BuildPyGateCache), which every sandbox sees read-only; "" when
-// it cannot be made. A daemon builds the cache in the background at start:
-// until it is there, or if it cannot be built, a gate compiles the scripts
-// itself, which takes longer and gives the same answer. Close waits for
-// the build.
-func (a *App) pyGateCache(ctx context.Context, cfg *config.Config, mode Mode) string {
+// it cannot be made. The directory is made here; a daemon builds the cache
+// when it starts its first worker (buildPyGateOnFirstSpawn).
+func (a *App) pyGateCache(cfg *config.Config) string {
 	dir := cfg.Path(filepath.Join("cache", "pygate"))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		a.Log.Warn("the python gate's cache", "err", err)
 		return ""
-	}
-	if mode == ForDaemon {
-		a.background.Add(1)
-		go func() {
-			defer a.background.Done()
-			if _, err := toolbox.BuildPyGateCache(context.WithoutCancel(ctx), dir); err != nil && !errors.Is(err, toolbox.ErrNoPython) {
-				a.Log.Warn("the python gate's cache", "err", err)
-			}
-			// The build's buffers (the scripts, python's output) are
-			// garbage now: give them back rather than keep the idle
-			// daemon's footprint at that peak (about 1 MiB).
-			debug.FreeOSMemory()
-		}()
 	}
 	return dir
 }
@@ -320,6 +308,9 @@ func reportTier(log *slog.Logger, tier sandbox.Tier, allowDegraded bool) {
 
 // Close releases what Open took.
 func (a *App) Close() error {
+	a.bgMu.Lock()
+	a.closing = true
+	a.bgMu.Unlock()
 	a.background.Wait()
 	if a.Core != nil {
 		a.Core.Close()

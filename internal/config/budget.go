@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shelldon/shelldon/internal/budget"
@@ -51,9 +52,13 @@ const (
 	maxWeight         = 100
 )
 
+// The patterns are compiled on first use, not at package init: a daemon
+// whose config has no budget kinds or quiet hours never compiles them.
 var (
-	kindName   = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
-	quietHours = regexp.MustCompile(`^([01][0-9]|2[0-3]):([0-5][0-9])-([01][0-9]|2[0-3]):([0-5][0-9])$`)
+	kindName   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`) })
+	quietHours = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^([01][0-9]|2[0-3]):([0-5][0-9])-([01][0-9]|2[0-3]):([0-5][0-9])$`)
+	})
 )
 
 // completeBudget applies budget.* and schedules.* defaults and validates
@@ -79,7 +84,7 @@ func (c *Config) completeBudget() []*Error {
 	for _, k := range slices.Sorted(maps.Keys(b.Weights)) {
 		key := "budget.weights." + k
 		switch w := b.Weights[k]; {
-		case !kindName.MatchString(k) || k == "owner":
+		case !kindName().MatchString(k) || k == "owner":
 			add(c.errAt(key, "%s is not a kind of self-driven turn (lowercase letters, digits and _, like schedule)", c.show(k)))
 		case w < 0 || w > maxWeight:
 			add(c.errAt(key, "%d is out of range: must be from 0 to %d", w, maxWeight))
@@ -100,7 +105,7 @@ func (c *Config) completeBudget() []*Error {
 	}
 	s.QuietHours = strings.TrimSpace(s.QuietHours)
 	if s.QuietHours != "" {
-		m := quietHours.FindStringSubmatch(s.QuietHours)
+		m := quietHours().FindStringSubmatch(s.QuietHours)
 		switch {
 		case m == nil:
 			add(c.errAt("schedules.quiet_hours", "%s is not a window of hours: want HH:MM-HH:MM, like 22:00-07:00", c.show(s.QuietHours)))

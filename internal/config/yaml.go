@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"go.yaml.in/yaml/v3"
@@ -67,7 +68,7 @@ func errText(err error) string {
 // sources remembers which file each YAML node came from.
 type sources map[*yaml.Node]string
 
-var yamlErrLine = regexp.MustCompile(`^yaml: (?:line (\d+): )?`)
+var yamlErrLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?`) })
 
 // parse parses one YAML file into its top-level mapping, or nil when the
 // file holds no document (empty or only comments). It records every node's
@@ -108,7 +109,7 @@ func (src sources) parse(path string, data []byte) (*yaml.Node, error) {
 func syntaxError(path string, err error) error {
 	msg := err.Error()
 	line := 0
-	if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlErrLine().FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = msg[len(m[0]):]
 	}

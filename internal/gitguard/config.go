@@ -16,44 +16,52 @@ import (
 // (view.go) finds the files; the sandbox shows git the copies in their
 // place (sandbox.Cover).
 
+var allowedConfigOnce lazy[map[string]bool]
+
 // allowedConfig are the variables kept: "section.key", or
 // "section.*.key" for a variable with a subsection (any subsection).
 // Section and key are lowercase, as git compares them.
-var allowedConfig = setOf(
-	// Reading the repository.
-	"core.repositoryformatversion", "core.bare", "core.filemode", "core.symlinks",
-	"core.ignorecase", "core.precomposeunicode", "core.logallrefupdates",
-	"core.autocrlf", "core.eol", "core.safecrlf", "core.checkstat", "core.trustctime",
-	"core.quotepath", "core.abbrev", "core.commentchar", "core.whitespace",
-	"core.sparsecheckout", "core.sparsecheckoutcone", "core.untrackedcache",
-	"core.splitindex", "core.preloadindex", "core.bigfilethreshold", "core.compression",
-	"core.loosecompression", "core.warnambiguousrefs", "core.protecthfs", "core.protectntfs",
-	"core.multipackindex", "core.commitgraph",
-	"index.version", "index.sparse", "index.skiphash",
-	// Who commits, and the first branch.
-	"user.name", "user.email", "user.useconfigonly", "author.name", "author.email",
-	"committer.name", "committer.email", "init.defaultbranch",
-	// Branches and what they track (remotes only as refspecs: no URL,
-	// no transport, no helper).
-	"branch.autosetupmerge", "branch.autosetuprebase", "branch.sort",
-	"branch.*.remote", "branch.*.pushremote", "branch.*.merge", "branch.*.rebase",
-	"branch.*.description", "remote.*.fetch", "checkout.defaultremote", "checkout.guess",
-	// How the offered commands behave.
-	"merge.ff", "merge.conflictstyle", "merge.renames", "merge.renamelimit",
-	"merge.directoryrenames", "merge.log", "merge.stat", "merge.branchdesc",
-	"merge.defaulttoupstream", "merge.autostash",
-	"diff.renames", "diff.renamelimit", "diff.algorithm", "diff.indentheuristic",
-	"diff.mnemonicprefix", "diff.noprefix", "diff.context", "diff.interhunkcontext",
-	"diff.suppressblankempty", "diff.statgraphwidth", "diff.dirstat", "diff.relative",
-	"status.showuntrackedfiles", "status.relativepaths", "status.short", "status.branch",
-	"status.renames", "status.renamelimit", "status.aheadbehind", "status.showstash",
-	"log.date", "log.decorate", "log.abbrevcommit", "log.follow", "log.showroot",
-	"log.excludedecoration", "commit.cleanup", "commit.status", "commit.verbose",
-	"tag.sort", "grep.linenumber", "grep.column", "grep.patterntype", "grep.extendedregexp",
-	"grep.fullname", "blame.date", "blame.showemail", "blame.blankboundary", "blame.showroot",
-	"blame.markunblamablelines", "blame.markignoredlines", "rerere.enabled", "rerere.autoupdate",
-	"stash.showpatch", "stash.showstat", "stash.showincludeuntracked",
-)
+func allowedConfig() map[string]bool {
+	return allowedConfigOnce.get(func() map[string]bool {
+		return setOf(
+			// Reading the repository.
+			"core.repositoryformatversion", "core.bare", "core.filemode", "core.symlinks",
+			"core.ignorecase", "core.precomposeunicode", "core.logallrefupdates",
+			"core.autocrlf", "core.eol", "core.safecrlf", "core.checkstat", "core.trustctime",
+			"core.quotepath", "core.abbrev", "core.commentchar", "core.whitespace",
+			"core.sparsecheckout", "core.sparsecheckoutcone", "core.untrackedcache",
+			"core.splitindex", "core.preloadindex", "core.bigfilethreshold", "core.compression",
+			"core.loosecompression", "core.warnambiguousrefs", "core.protecthfs", "core.protectntfs",
+			"core.multipackindex", "core.commitgraph",
+			"index.version", "index.sparse", "index.skiphash",
+			// Who commits, and the first branch.
+			"user.name", "user.email", "user.useconfigonly", "author.name", "author.email",
+			"committer.name", "committer.email", "init.defaultbranch",
+			// Branches and what they track (remotes only as refspecs: no URL,
+			// no transport, no helper).
+			"branch.autosetupmerge", "branch.autosetuprebase", "branch.sort",
+			"branch.*.remote", "branch.*.pushremote", "branch.*.merge", "branch.*.rebase",
+			"branch.*.description", "remote.*.fetch", "checkout.defaultremote", "checkout.guess",
+			// How the offered commands behave.
+			"merge.ff", "merge.conflictstyle", "merge.renames", "merge.renamelimit",
+			"merge.directoryrenames", "merge.log", "merge.stat", "merge.branchdesc",
+			"merge.defaulttoupstream", "merge.autostash",
+			"diff.renames", "diff.renamelimit", "diff.algorithm", "diff.indentheuristic",
+			"diff.mnemonicprefix", "diff.noprefix", "diff.context", "diff.interhunkcontext",
+			"diff.suppressblankempty", "diff.statgraphwidth", "diff.dirstat", "diff.relative",
+			"status.showuntrackedfiles", "status.relativepaths", "status.short", "status.branch",
+			"status.renames", "status.renamelimit", "status.aheadbehind", "status.showstash",
+			"log.date", "log.decorate", "log.abbrevcommit", "log.follow", "log.showroot",
+			"log.excludedecoration", "commit.cleanup", "commit.status", "commit.verbose",
+			"tag.sort", "grep.linenumber", "grep.column", "grep.patterntype", "grep.extendedregexp",
+			"grep.fullname", "blame.date", "blame.showemail", "blame.blankboundary", "blame.showroot",
+			"blame.markunblamablelines", "blame.markignoredlines", "rerere.enabled", "rerere.autoupdate",
+			"stash.showpatch", "stash.showstat", "stash.showincludeuntracked",
+		)
+	})
+}
+
+var knownExtensionsOnce lazy[map[string]bool]
 
 // knownExtensions are the repository format extensions git may need to
 // read a repository correctly; none names a program. partialclone names a
@@ -61,9 +69,13 @@ var allowedConfig = setOf(
 // no network), so a missing object is an error rather than a fetch. An
 // extension not listed here refuses the call: dropping it could make git
 // misread the repository, keeping it could make a newer git run something.
-var knownExtensions = map[string]bool{
-	"objectformat": true, "compatobjectformat": true, "refstorage": true,
-	"preciousobjects": true, "worktreeconfig": true, "partialclone": false,
+func knownExtensions() map[string]bool {
+	return knownExtensionsOnce.get(func() map[string]bool {
+		return map[string]bool{
+			"objectformat": true, "compatobjectformat": true, "refstorage": true,
+			"preciousobjects": true, "worktreeconfig": true, "partialclone": false,
+		}
+	})
 }
 
 func setOf(names ...string) map[string]bool {
@@ -103,16 +115,16 @@ func splitName(name string) (section, subsection, key string, sub bool) {
 func keep(e configEntry) (bool, error) {
 	section, _, key, sub := splitName(e.name)
 	if sub {
-		return allowedConfig[section+".*."+key], nil
+		return allowedConfig()[section+".*."+key], nil
 	}
 	if section == "extensions" {
-		ok, known := knownExtensions[key]
+		ok, known := knownExtensions()[key]
 		if !known {
 			return false, fmt.Errorf("the repository uses the format extension extensions.%s, which shelldon's git tool does not know", key)
 		}
 		return ok, nil
 	}
-	return allowedConfig[e.name], nil
+	return allowedConfig()[e.name], nil
 }
 
 // sanitizeConfig returns the configuration file data reduced to the

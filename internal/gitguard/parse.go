@@ -74,7 +74,7 @@ func parse(argv []string, check PathCheck) (Command, error) {
 	}
 	sp, ok := specs()[sub]
 	if !ok {
-		if why, ok := refusedSubs[sub]; ok {
+		if why, ok := refusedSubs()[sub]; ok {
 			return Command{}, refusef("git %s is not offered: %s", sub, why)
 		}
 		return Command{}, refusef("git %s is not offered; offered: %s", sub, offered())
@@ -85,7 +85,7 @@ func parse(argv []string, check PathCheck) (Command, error) {
 		if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 			name, rest = rest[0], rest[1:]
 		}
-		if why, ok := refusedStash[name]; ok {
+		if why, ok := refusedStash()[name]; ok {
 			return Command{}, refusef("git stash %s is not offered: %s", name, why)
 		}
 		if sp, ok = stashSpecs()[name]; !ok {

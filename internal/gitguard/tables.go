@@ -3,15 +3,18 @@ package gitguard
 import (
 	"sort"
 	"strings"
-	"sync"
 )
+
+var specsOnce lazy[map[string]*spec]
 
 // The subcommands offered and their options, as git 2.39 knows them
 // (`git <sub> -h`, `git <sub> --git-completion-helper-all`). Options git
 // has that are not listed here are refused as unknown; refused options are
 // listed so that their abbreviations are recognised.
 // specs are built on first use, not at the start of every shelldon process.
-var specs = sync.OnceValue(func() map[string]*spec {
+func specs() map[string]*spec { return specsOnce.get(buildSpecTable) }
+
+func buildSpecTable() map[string]*spec {
 	return buildSpecs(map[string]*spec{
 		// Reading.
 		"status": {negatable: true, pos: paths, opts: []option{
@@ -225,7 +228,7 @@ var specs = sync.OnceValue(func() map[string]*spec {
 		"revert": {negatable: true, pos: revs, opts: append(pickOpts(), fl("reference", 0))},
 		"stash":  {}, // see stashSpecs
 	})
-})
+}
 
 // diffExtra are the daemon-owned options of git diff. --dense is a
 // revision-walk option that a diff inside a repository ignores; it is here
@@ -249,8 +252,12 @@ func pickOpts() []option {
 	}
 }
 
+var stashSpecsOnce lazy[map[string]*spec]
+
 // stashSpecs are the stash subcommands offered.
-var stashSpecs = sync.OnceValue(func() map[string]*spec {
+func stashSpecs() map[string]*spec { return stashSpecsOnce.get(buildStashSpecTable) }
+
+func buildStashSpecTable() map[string]*spec {
 	return buildSpecs(map[string]*spec{
 		"push": {negatable: true, pos: paths, opts: []option{
 			no("patch", 'p', flag, whyEditor), fl("keep-index", 'k'), fl("include-untracked", 'u'),
@@ -270,67 +277,83 @@ var stashSpecs = sync.OnceValue(func() map[string]*spec {
 		"branch": {pos: revs},
 		"clear":  {pos: none},
 	})
-})
-
-var stashNames = sync.OnceValue(func() []string { return sortedKeys(stashSpecs()) })
-
-// refusedStash are the stash subcommands refused, with why.
-var refusedStash = map[string]string{
-	"save":   "it is deprecated; use git stash push -m <message>",
-	"create": "it is plumbing for scripts",
-	"store":  "it is plumbing for scripts",
 }
 
+var stashNamesOnce lazy[[]string]
+
+func stashNames() []string {
+	return stashNamesOnce.get(func() []string { return sortedKeys(stashSpecs()) })
+}
+
+var refusedStashOnce lazy[map[string]string]
+
+// refusedStash are the stash subcommands refused, with why.
+func refusedStash() map[string]string {
+	return refusedStashOnce.get(func() map[string]string {
+		return map[string]string{
+			"save":   "it is deprecated; use git stash push -m <message>",
+			"create": "it is plumbing for scripts",
+			"store":  "it is plumbing for scripts",
+		}
+	})
+}
+
+var refusedSubsOnce lazy[map[string]string]
+
 // refusedSubs are the git subcommands refused, with why.
-var refusedSubs = map[string]string{
-	"clone":           "it talks to the network and runs transports",
-	"fetch":           "it talks to the network and runs transports",
-	"pull":            "it talks to the network and runs transports",
-	"push":            "it talks to the network and runs transports",
-	"ls-remote":       "it talks to the network",
-	"remote":          "remotes are network configuration",
-	"submodule":       "submodules fetch and run other repositories' configuration",
-	"archive":         "it writes files and talks to remotes (--remote, --exec)",
-	"bundle":          "it reads and writes bundle files",
-	"daemon":          "it serves repositories on the network",
-	"instaweb":        "it starts a web server",
-	"send-email":      "it sends mail",
-	"request-pull":    "it talks to remotes",
-	"imap-send":       "it talks to a mail server",
-	"credential":      "it handles credentials",
-	"config":          "configuration is shelldon's, not the model's",
-	"bisect":          "bisect run executes programs",
-	"rebase":          "rebase --exec runs programs, and interactive rebase needs an editor",
-	"am":              "it reads mailboxes from files and runs hooks",
-	"apply":           "it reads patch files and can write outside the index",
-	"format-patch":    "it writes files",
-	"filter-branch":   "it runs shell snippets",
-	"difftool":        "it runs external diff programs",
-	"mergetool":       "it runs external merge programs",
-	"worktree":        "it creates working trees outside the workspace",
-	"gc":              "it is slow on small machines and runs repack and prune",
-	"maintenance":     "it registers scheduled jobs",
-	"fsck":            "it is slow on small machines and not needed",
-	"notes":           "it is not needed and its editor needs a terminal",
-	"replace":         "replacement objects can make one file look like another",
-	"clean":           "it deletes untracked files; use run_shell if that is meant",
-	"reflog":          "it is not offered",
-	"help":            "it starts a manual viewer or a browser",
-	"svn":             "it talks to other version control systems",
-	"p4":              "it talks to other version control systems",
-	"cvsimport":       "it talks to other version control systems",
-	"cvsserver":       "it serves repositories",
-	"fast-import":     "it is plumbing",
-	"fast-export":     "it is plumbing",
-	"cat-file":        "plumbing; use git show",
-	"hash-object":     "plumbing",
-	"update-ref":      "plumbing",
-	"update-index":    "plumbing",
-	"upload-pack":     "it serves repositories",
-	"receive-pack":    "it serves repositories and runs hooks",
-	"var":             "it is for scripts",
-	"sparse-checkout": "it is not offered",
-	"web--browse":     "it starts a browser",
+func refusedSubs() map[string]string {
+	return refusedSubsOnce.get(func() map[string]string {
+		return map[string]string{
+			"clone":           "it talks to the network and runs transports",
+			"fetch":           "it talks to the network and runs transports",
+			"pull":            "it talks to the network and runs transports",
+			"push":            "it talks to the network and runs transports",
+			"ls-remote":       "it talks to the network",
+			"remote":          "remotes are network configuration",
+			"submodule":       "submodules fetch and run other repositories' configuration",
+			"archive":         "it writes files and talks to remotes (--remote, --exec)",
+			"bundle":          "it reads and writes bundle files",
+			"daemon":          "it serves repositories on the network",
+			"instaweb":        "it starts a web server",
+			"send-email":      "it sends mail",
+			"request-pull":    "it talks to remotes",
+			"imap-send":       "it talks to a mail server",
+			"credential":      "it handles credentials",
+			"config":          "configuration is shelldon's, not the model's",
+			"bisect":          "bisect run executes programs",
+			"rebase":          "rebase --exec runs programs, and interactive rebase needs an editor",
+			"am":              "it reads mailboxes from files and runs hooks",
+			"apply":           "it reads patch files and can write outside the index",
+			"format-patch":    "it writes files",
+			"filter-branch":   "it runs shell snippets",
+			"difftool":        "it runs external diff programs",
+			"mergetool":       "it runs external merge programs",
+			"worktree":        "it creates working trees outside the workspace",
+			"gc":              "it is slow on small machines and runs repack and prune",
+			"maintenance":     "it registers scheduled jobs",
+			"fsck":            "it is slow on small machines and not needed",
+			"notes":           "it is not needed and its editor needs a terminal",
+			"replace":         "replacement objects can make one file look like another",
+			"clean":           "it deletes untracked files; use run_shell if that is meant",
+			"reflog":          "it is not offered",
+			"help":            "it starts a manual viewer or a browser",
+			"svn":             "it talks to other version control systems",
+			"p4":              "it talks to other version control systems",
+			"cvsimport":       "it talks to other version control systems",
+			"cvsserver":       "it serves repositories",
+			"fast-import":     "it is plumbing",
+			"fast-export":     "it is plumbing",
+			"cat-file":        "plumbing; use git show",
+			"hash-object":     "plumbing",
+			"update-ref":      "plumbing",
+			"update-index":    "plumbing",
+			"upload-pack":     "it serves repositories",
+			"receive-pack":    "it serves repositories and runs hooks",
+			"var":             "it is for scripts",
+			"sparse-checkout": "it is not offered",
+			"web--browse":     "it starts a browser",
+		}
+	})
 }
 
 func offered() string {

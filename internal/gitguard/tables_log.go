@@ -89,7 +89,9 @@ var revOpts = []option{
 	fl("left-right", 0), fl("graph", 0), opt("show-linear-break", 0, plain),
 	// Diffs of merges.
 	fl("", 'm'), fl("", 'c'), fl("cc", 0), fl("combined-all-paths", 0),
-	req("diff-merges", 0, plain).check(noRemerge), fl("no-diff-merges", 0),
+	// A literal rather than req(...).check(...): a method call would make
+	// revOpts package init work (see lazy.go).
+	option{long: "diff-merges", arity: required, kind: plain, valid: noRemerge}, fl("no-diff-merges", 0),
 	no("remerge-diff", 0, flag, whyDiffMrg), fl("", 't'), fl("", 'r'),
 	// builtin/log.c.
 	fl("full-diff", 0), fl("log-size", 0), fl("quiet", 'q'), fl("no-quiet", 0), fl("source", 0),

@@ -13,8 +13,8 @@ func Describe(r rune) string {
 	if r == '\n' || r == '\t' {
 		return ""
 	}
-	if name, ok := names[r]; ok {
-		return name
+	if n, ok := name(r); ok {
+		return n
 	}
 	switch {
 	case unicode.Is(unicode.Cc, r):
@@ -35,30 +35,59 @@ func IsVariationSelector(r rune) bool {
 	return r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0100 && r <= 0xE01EF
 }
 
-// names are the characters most used to hide text, by name.
-var names = map[rune]string{
-	0x00AD: "the soft hyphen (invisible)",
-	0x034F: "the combining grapheme joiner (invisible)",
-	0x061C: "the bidirectional control ARABIC LETTER MARK",
-	0x115F: "the invisible filler HANGUL CHOSEONG FILLER",
-	0x1160: "the invisible filler HANGUL JUNGSEONG FILLER",
-	0x180E: "the invisible MONGOLIAN VOWEL SEPARATOR",
-	0x200B: "the zero-width character ZERO WIDTH SPACE",
-	0x200C: "the zero-width character ZERO WIDTH NON-JOINER",
-	0x200D: "the zero-width character ZERO WIDTH JOINER",
-	0x200E: "the bidirectional control LEFT-TO-RIGHT MARK",
-	0x200F: "the bidirectional control RIGHT-TO-LEFT MARK",
-	0x202A: "the bidirectional control LEFT-TO-RIGHT EMBEDDING",
-	0x202B: "the bidirectional control RIGHT-TO-LEFT EMBEDDING",
-	0x202C: "the bidirectional control POP DIRECTIONAL FORMATTING",
-	0x202D: "the bidirectional control LEFT-TO-RIGHT OVERRIDE",
-	0x202E: "the bidirectional control RIGHT-TO-LEFT OVERRIDE",
-	0x2060: "the zero-width character WORD JOINER",
-	0x2066: "the bidirectional control LEFT-TO-RIGHT ISOLATE",
-	0x2067: "the bidirectional control RIGHT-TO-LEFT ISOLATE",
-	0x2068: "the bidirectional control FIRST STRONG ISOLATE",
-	0x2069: "the bidirectional control POP DIRECTIONAL ISOLATE",
-	0x3164: "the invisible filler HANGUL FILLER",
-	0xFEFF: "the zero-width character ZERO WIDTH NO-BREAK SPACE (byte-order mark)",
-	0xFFA0: "the invisible filler HALFWIDTH HANGUL FILLER",
+// name names the characters most used to hide text. A switch, not a map
+// literal: a map is built at package init, by every process of the binary
+// (the idle daemon included), whether or not it ever describes a rune.
+func name(r rune) (string, bool) {
+	switch r {
+	case 0x00AD:
+		return "the soft hyphen (invisible)", true
+	case 0x034F:
+		return "the combining grapheme joiner (invisible)", true
+	case 0x061C:
+		return "the bidirectional control ARABIC LETTER MARK", true
+	case 0x115F:
+		return "the invisible filler HANGUL CHOSEONG FILLER", true
+	case 0x1160:
+		return "the invisible filler HANGUL JUNGSEONG FILLER", true
+	case 0x180E:
+		return "the invisible MONGOLIAN VOWEL SEPARATOR", true
+	case 0x200B:
+		return "the zero-width character ZERO WIDTH SPACE", true
+	case 0x200C:
+		return "the zero-width character ZERO WIDTH NON-JOINER", true
+	case 0x200D:
+		return "the zero-width character ZERO WIDTH JOINER", true
+	case 0x200E:
+		return "the bidirectional control LEFT-TO-RIGHT MARK", true
+	case 0x200F:
+		return "the bidirectional control RIGHT-TO-LEFT MARK", true
+	case 0x202A:
+		return "the bidirectional control LEFT-TO-RIGHT EMBEDDING", true
+	case 0x202B:
+		return "the bidirectional control RIGHT-TO-LEFT EMBEDDING", true
+	case 0x202C:
+		return "the bidirectional control POP DIRECTIONAL FORMATTING", true
+	case 0x202D:
+		return "the bidirectional control LEFT-TO-RIGHT OVERRIDE", true
+	case 0x202E:
+		return "the bidirectional control RIGHT-TO-LEFT OVERRIDE", true
+	case 0x2060:
+		return "the zero-width character WORD JOINER", true
+	case 0x2066:
+		return "the bidirectional control LEFT-TO-RIGHT ISOLATE", true
+	case 0x2067:
+		return "the bidirectional control RIGHT-TO-LEFT ISOLATE", true
+	case 0x2068:
+		return "the bidirectional control FIRST STRONG ISOLATE", true
+	case 0x2069:
+		return "the bidirectional control POP DIRECTIONAL ISOLATE", true
+	case 0x3164:
+		return "the invisible filler HANGUL FILLER", true
+	case 0xFEFF:
+		return "the zero-width character ZERO WIDTH NO-BREAK SPACE (byte-order mark)", true
+	case 0xFFA0:
+		return "the invisible filler HALFWIDTH HANGUL FILLER", true
+	}
+	return "", false
 }

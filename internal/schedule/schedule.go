@@ -161,7 +161,7 @@ func parseEvery(s string) (Spec, error) {
 		if err != nil {
 			return Spec{}, fmt.Errorf("%w: %q: %v", ErrBadWhen, "every "+s, err)
 		}
-		dow, ok := everyDays[day]
+		dow, ok := everyDay(day)
 		if !ok {
 			return Spec{}, fmt.Errorf("%w: %q: say every day, every weekday or every monday ... every sunday before at", ErrBadWhen, "every "+s)
 		}
@@ -188,18 +188,44 @@ func parseEvery(s string) (Spec, error) {
 	return Spec{text: "every " + FormatDuration(d), every: d}, nil
 }
 
-// everyDays are the day words of "every <day> at HH:MM", as cron's
-// day-of-week field.
-var everyDays = map[string]string{
-	"day": "*", "weekday": "1-5",
-	"sunday": "0", "monday": "1", "tuesday": "2", "wednesday": "3", "thursday": "4", "friday": "5", "saturday": "6",
+// everyDay is the day word of "every <day> at HH:MM" as cron's
+// day-of-week field. Switches, here and in intervalUnit, rather than map
+// literals, which every process of the binary would build at package init.
+func everyDay(day string) (string, bool) {
+	switch day {
+	case "day":
+		return "*", true
+	case "weekday":
+		return "1-5", true
+	case "sunday":
+		return "0", true
+	case "monday":
+		return "1", true
+	case "tuesday":
+		return "2", true
+	case "wednesday":
+		return "3", true
+	case "thursday":
+		return "4", true
+	case "friday":
+		return "5", true
+	case "saturday":
+		return "6", true
+	}
+	return "", false
 }
 
-// units of an interval without a Go duration's spelling.
-var units = map[string]time.Duration{
-	"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
-	"h": time.Hour, "hr": time.Hour, "hrs": time.Hour, "hour": time.Hour, "hours": time.Hour,
-	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
+// intervalUnit is a unit of an interval without a Go duration's spelling.
+func intervalUnit(unit string) (time.Duration, bool) {
+	switch unit {
+	case "m", "min", "mins", "minute", "minutes":
+		return time.Minute, true
+	case "h", "hr", "hrs", "hour", "hours":
+		return time.Hour, true
+	case "d", "day", "days":
+		return 24 * time.Hour, true
+	}
+	return 0, false
 }
 
 // interval reads "30m", "2h", "1h30m", "90 minutes", "hour", "2d".
@@ -215,7 +241,7 @@ func interval(s string) (time.Duration, error) {
 		num, unit = s[:i], strings.TrimSpace(s[i:])
 	}
 	if n, err := strconv.Atoi(num); err == nil {
-		if u, ok := units[unit]; ok {
+		if u, ok := intervalUnit(unit); ok {
 			if n <= 0 || n > 1_000_000 {
 				return 0, fmt.Errorf("%d %s is out of range", n, unit)
 			}

@@ -314,3 +314,34 @@ func TestWallIsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryDayWords: each day word of "every <day> at HH:MM" reads as its
+// cron day-of-week field, and each unit word of an interval as its
+// duration (switches rather than maps built at package init).
+func TestEveryDayWords(t *testing.T) {
+	t.Parallel()
+	days := map[string]string{"day": "*", "weekday": "1-5", "sunday": "0", "monday": "1", "tuesday": "2",
+		"wednesday": "3", "thursday": "4", "friday": "5", "saturday": "6"}
+	for day, dow := range days {
+		if got, ok := everyDay(day); !ok || got != dow {
+			t.Errorf("everyDay(%q) = %q, %v; want %q", day, got, ok, dow)
+		}
+		if _, err := Parse("every " + day + " at 07:30"); err != nil {
+			t.Errorf("every %s at 07:30: %v", day, err)
+		}
+	}
+	if _, ok := everyDay("fortnight"); ok {
+		t.Error("everyDay took fortnight")
+	}
+	units := map[string]time.Duration{"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute,
+		"minutes": time.Minute, "h": time.Hour, "hr": time.Hour, "hrs": time.Hour, "hour": time.Hour, "hours": time.Hour,
+		"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour}
+	for unit, d := range units {
+		if got, ok := intervalUnit(unit); !ok || got != d {
+			t.Errorf("intervalUnit(%q) = %v, %v; want %v", unit, got, ok, d)
+		}
+	}
+	if _, ok := intervalUnit("s"); ok {
+		t.Error("intervalUnit took s (a Go duration's spelling)")
+	}
+}

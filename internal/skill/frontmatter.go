@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -49,7 +50,9 @@ func shown(name string) string {
 	return strconv.Quote(name)
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+// yamlLine is the shape of a YAML error's line, compiled on first use: a
+// daemon whose skills all parse never compiles it.
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 // decodeYAML decodes one YAML document, refusing a second one.
 func decodeYAML(src string) (doc *yaml.Node, err error) {
@@ -80,7 +83,7 @@ func decodeYAML(src string) (doc *yaml.Node, err error) {
 // yamlError renders a YAML error with the line counted in the file.
 func yamlError(err error) error {
 	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return fmt.Errorf("line %d: the frontmatter is not valid YAML: %s", n+1, m[2])
 	}

@@ -2,7 +2,6 @@ package starlarktool
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -26,11 +25,33 @@ type tool struct {
 	hosts  []string // CAPABILITIES["http"]
 }
 
-// toolPredeclared are the host modules a tool's code may name.
-var toolPredeclared = starlark.StringDict{"json": nil, "math": nil, "http": nil}
+// toolPredeclared reports the host modules a tool's code may name.
+//
+// It and upperConst are functions rather than a map and a regexp made at
+// package init: the package's init would run in every process of the
+// binary, the idle daemon included, which never inspects a tool
+// (BenchmarkDaemonIdleRSS).
+func toolPredeclared(name string) bool {
+	return name == "json" || name == "math" || name == "http"
+}
 
-// upperConst is the shape of a tool's other top-level names.
-var upperConst = regexp.MustCompile(`^_*[A-Z][A-Z0-9_]*$`)
+// upperConst reports whether name has the shape of a tool's other
+// top-level names: ^_*[A-Z][A-Z0-9_]*$.
+func upperConst(name string) bool {
+	i := 0
+	for i < len(name) && name[i] == '_' {
+		i++
+	}
+	if i == len(name) || name[i] < 'A' || name[i] > 'Z' {
+		return false
+	}
+	for _, c := range []byte(name[i+1:]) {
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // Inspect reads a tool's metadata and checks its conventions statically:
 // it parses and resolves code but never executes it. See the package doc
@@ -64,7 +85,7 @@ func inspect(code []byte) (*tool, error) {
 	}
 	t.meta.ParamsSchema, t.schema, t.params = checkSchema(top, run, &p)
 	t.meta.Capabilities, t.hosts = checkCapabilities(top, &p)
-	resolveFile(f, toolPredeclared.Has, starlark.Universe.Has, &p)
+	resolveFile(f, toolPredeclared, starlark.Universe.Has, &p)
 	if p.empty() {
 		checkSelfRecursion(f, &p)
 	}
@@ -195,7 +216,7 @@ func checkAssign(s *syntax.AssignStmt, isTool bool, top *topLevel, p *problems) 
 	case !ok:
 		p.add(syntax.Start(s.LHS), "assign one top-level name per statement (NAME = literal)")
 		return
-	case isTool && !upperConst.MatchString(id.Name):
+	case isTool && !upperConst(id.Name):
 		p.add(id.NamePos, "the top-level name %s must be an UPPERCASE constant (like RATE = 83.2) or a def; top-level variables are not allowed", id.Name)
 		return
 	}

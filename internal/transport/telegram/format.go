@@ -25,7 +25,22 @@ const (
 // Telegram's parser reads as markup are entities.
 func escapeHTML(s string) string { return inert.HTML(s) }
 
-var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+// writeEscaped writes r to b, as an entity if Telegram's HTML parser reads
+// it as markup. A switch rather than a package-level strings.Replacer:
+// that would be built at init by every process of the binary, the idle
+// daemon without Telegram included.
+func writeEscaped(b *strings.Builder, r rune) {
+	switch r {
+	case '&':
+		b.WriteString("&amp;")
+	case '<':
+		b.WriteString("&lt;")
+	case '>':
+		b.WriteString("&gt;")
+	default:
+		b.WriteRune(r)
+	}
+}
 
 // escapedLen is the length of r escaped, in UTF-16 code units.
 func escapedLen(r rune) int {
@@ -72,7 +87,7 @@ func fitEscaped(s string, max int) string {
 			break
 		}
 		n += escapedLen(r)
-		b.WriteString(htmlEscaper.Replace(string(r)))
+		writeEscaped(&b, r)
 	}
 	return b.String() + "…"
 }

@@ -111,6 +111,10 @@ func TestFitEscaped(t *testing.T) {
 	if got := fitEscaped("a<b", 100); got != "a&lt;b" {
 		t.Errorf("got %q", got)
 	}
+	// Cut: each of the three markup characters as its entity, the rest as is.
+	if got := fitEscaped("<a>"+strings.Repeat("é", 50), 12); got != "&lt;a&gt;éé…" {
+		t.Errorf("got %q", got)
+	}
 }
 
 func TestParseCommand(t *testing.T) {
