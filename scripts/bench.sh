@@ -235,9 +235,11 @@ worker and the benchmark's own client and fake provider share.
   namespaces, the read-only mount view, rlimits, capabilities dropped, Landlock, seccomp, and
   teardown of the PID namespace) against a plain fork and exec of \`/bin/true\`, 300 runs each.
 - **Daemon idle RSS**: \`VmRSS\` and \`RssAnon\` from \`/proc/<pid>/status\` of \`shelldon serve\`
-  one second after start, and again one second after one turn, with \`agent.warm_worker\` on and
-  off; with it on, also the same figures summed over the daemon's children (the worker started
-  ahead, which starts after the first turn). 3 runs.
+  one second after start on a new home (its database made and migrated then), and again one
+  second after one turn, with \`agent.warm_worker\` on and off; with it on, also the same
+  figures summed over the daemon's children (the worker started ahead, which starts after the
+  first turn); then one second after the daemon is stopped and started again on the same home,
+  which is every start of a daemon but its first. 3 runs.
 - **Gate** (\`BenchmarkGate\`, \`cmd/shelldon/bench_selfcode_test.go\`): one proposal's gate per
   language (the sandboxed child's static checks and the tool's test), 30 runs, 3 times; also
   the CPU time of the whole sandboxed tree.
@@ -268,6 +270,7 @@ worker and the benchmark's own client and fake provider share.
 | per-turn overhead p50 / p99 net, no warm worker, back to back | $(stat3 BenchmarkServeTurn/cold/back-to-back net-p50-ms) / $(stat3 BenchmarkServeTurn/cold/back-to-back net-p99-ms) ms | |
 | daemon idle VmRSS, warm worker on / off | $(stat3 BenchmarkDaemonIdleRSS/warm VmRSS-MB) / $(stat3 BenchmarkDaemonIdleRSS/cold VmRSS-MB) MiB | ≤ 16 MiB off |
 | daemon idle RssAnon, warm worker on / off | $(stat3 BenchmarkDaemonIdleRSS/warm RssAnon-MB) / $(stat3 BenchmarkDaemonIdleRSS/cold RssAnon-MB) MiB | |
+| daemon idle VmRSS / RssAnon after a restart on the same home, warm worker off | $(stat3 BenchmarkDaemonIdleRSS/cold VmRSS-restart-MB) / $(stat3 BenchmarkDaemonIdleRSS/cold RssAnon-restart-MB) MiB | ≤ 16 MiB |
 | daemon VmRSS after one turn, warm worker on / off | $(stat3 BenchmarkDaemonIdleRSS/warm VmRSS-after-turn-MB) / $(stat3 BenchmarkDaemonIdleRSS/cold VmRSS-after-turn-MB) MiB | |
 | the worker waiting after one turn (the daemon's children), VmRSS / RssAnon | $(stat3 BenchmarkDaemonIdleRSS/warm children-VmRSS-after-turn-MB) / $(stat3 BenchmarkDaemonIdleRSS/warm children-RssAnon-after-turn-MB) MiB | |
 | gate, Starlark p50 / p99 | $(stat3 BenchmarkGate/starlark p50-ms) / $(stat3 BenchmarkGate/starlark p99-ms) ms | |

@@ -226,7 +226,7 @@ func reportProfile(b *testing.B, log string, n int) {
 // BenchmarkDaemonIdleRSS reports the resident memory of `shelldon serve`
 // idle after start and after one turn, and of its children then (the
 // worker started ahead, with the warm worker on), with the warm worker on
-// and off.
+// and off; then idle again after a restart on the same home.
 func BenchmarkDaemonIdleRSS(b *testing.B) {
 	srv := brokertest.NewServer(b, "openai", func(brokertest.Recorded) brokertest.Reply { return brokertest.Reply{Text: "ok"} })
 	for _, mode := range warmModes {
@@ -249,6 +249,15 @@ func BenchmarkDaemonIdleRSS(b *testing.B) {
 				rss, anon = childrenRSS(b, d.cmd.Process.Pid)
 				b.ReportMetric(rss, "children-VmRSS-after-turn-MB")
 				b.ReportMetric(anon, "children-RssAnon-after-turn-MB")
+				// The same home started again: what a daemon holds idle on
+				// every start but its first, with its database made and
+				// migrated already.
+				d.stop(b)
+				d = startServe(b, h)
+				time.Sleep(time.Second)
+				rss, anon = procRSS(b, d.cmd.Process.Pid)
+				b.ReportMetric(rss, "VmRSS-restart-MB")
+				b.ReportMetric(anon, "RssAnon-restart-MB")
 			}
 		})
 	}
