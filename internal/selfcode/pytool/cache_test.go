@@ -92,7 +92,7 @@ def check_request(req):
 func TestGateCacheFallsBack(t *testing.T) {
 	needPython(t)
 	t.Parallel()
-	body, err := compileGate(context.Background(), python, gateMain(), checkerScript()+plantedChecker)
+	body, err := compileGate(context.Background(), python, gateMain(), checkerScript()+plantedChecker, allowedModules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ for ev in (b'{"event": "start", "name": "gc_%s"}' % str(gc.isenabled()).encode()
            b'{"event": "done"}'):
     os.write(3, ev + b"\n")
 `
-	body, err := compileGate(context.Background(), python, gateScript+"\n"+runner, checker)
+	body, err := compileGate(context.Background(), python, gateScript+"\n"+runner, checker, allowedModules)
 	if err != nil {
 		t.Fatal(err)
 	}

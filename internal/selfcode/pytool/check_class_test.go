@@ -1,7 +1,6 @@
 package pytool
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -77,7 +76,7 @@ func TestCheckRefusesClassCreation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := Check(context.Background(), python, "word_count", []byte(header+tc.code), []byte(goodTest))
+			_, err := checkedWithCache(t, "word_count", []byte(header+tc.code), []byte(goodTest))
 			var ce *CheckError
 			if !errors.As(err, &ce) {
 				t.Fatalf("Check = %v, want a *CheckError", err)

@@ -177,7 +177,7 @@ func checkCases(t *testing.T, cases []checkCase) {
 			}
 			first[len(group)] = lines + 1
 			code += body.String()
-			_, err := Check(context.Background(), python, "word_count", []byte(code), []byte(goodTest))
+			_, err := checkedWithCache(t, "word_count", []byte(code), []byte(goodTest))
 			var ce *CheckError
 			if !errors.As(err, &ce) {
 				t.Fatalf("Check = %v, want a *CheckError for:\n%s", err, code)
@@ -311,7 +311,7 @@ func checkCalls(t *testing.T, label string, found []probeResult, name string) {
 					calls[n+1] = c
 				}
 			}
-			_, err := Check(context.Background(), python, "word_count", []byte(code), []byte(goodTest))
+			_, err := checkedWithCache(t, "word_count", []byte(code), []byte(goodTest))
 			var ce *CheckError
 			if !errors.As(err, &ce) {
 				t.Fatalf("Check = %v, want a *CheckError for:\n%s", err, code)

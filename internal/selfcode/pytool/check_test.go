@@ -288,7 +288,7 @@ func TestCheckRefuses(t *testing.T) {
 			if file == "" {
 				file = tool
 			}
-			_, err := Check(context.Background(), python, "word_count", []byte(tc.code), []byte(test))
+			_, err := checkedWithCache(t, "word_count", []byte(tc.code), []byte(test))
 			var ce *CheckError
 			if !errors.As(err, &ce) {
 				t.Fatalf("Check = %v, want a *CheckError", err)

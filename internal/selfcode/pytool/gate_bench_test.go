@@ -4,6 +4,7 @@ package pytool
 
 import (
 	"context"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -63,4 +64,32 @@ func BenchmarkGatePython(b *testing.B) {
 			b.ReportMetric(float64(samples[len(samples)*99/100].Microseconds())/1000, "p99-ms")
 		})
 	}
+}
+
+// BenchmarkBuildGateCache is the daemon's build of the gate's cache (BuildGateCache), in the
+// background after its first worker starts: compiling the scripts, importing the allowed
+// modules and analysing their sources. It reports the cache file's size.
+func BenchmarkBuildGateCache(b *testing.B) {
+	if !canRun {
+		b.Skip("no runner on this platform")
+	}
+	samples := make([]time.Duration, 0, b.N)
+	var size int64
+	for range b.N {
+		dir := b.TempDir()
+		start := time.Now()
+		path, err := BuildGateCache(context.Background(), python, dir)
+		if err != nil {
+			b.Skipf("no python: %v", err)
+		}
+		samples = append(samples, time.Since(start))
+		fi, err := os.Stat(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = fi.Size()
+	}
+	slices.Sort(samples)
+	b.ReportMetric(float64(samples[len(samples)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(size), "cache-bytes")
 }

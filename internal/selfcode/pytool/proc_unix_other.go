@@ -5,3 +5,5 @@ package pytool
 import "syscall"
 
 func setDeathSignal(*syscall.SysProcAttr) {}
+
+func lowerPriority(int) {}

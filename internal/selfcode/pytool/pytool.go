@@ -5,7 +5,8 @@
 // caller runs it inside the kernel sandbox (no network, a temporary home, a memory cap).
 // The gate's scripts may be compiled ahead by the daemon (BuildGateCache, see cache.go):
 // a gate that finds that cache whole and made by its own python3 skips compiling them,
-// and otherwise compiles them as before.
+// and otherwise compiles them as before. The same cache holds the checker's analyses of
+// the allowed modules' sources, each taken only for the very source the gate reads.
 //
 // # What Check refuses, and why this way
 //

@@ -83,6 +83,14 @@ for _t in (object, str, bytes, list, dict, set, tuple, int, float):
 REFLECTIVE = {}         # module name -> Reflective, analysed once
 REFLECTIVE_METHOD_NAMES = set()  # every reflective method found so far
 
+# The daemon's cache of analyses (cached_analyses, built with the gate's code cache; gate.py
+# sets it from there): (module name, SHA-256 of the source) -> (names as (name, why) pairs,
+# methods sorted). An analysis depends only on the module's name, its source, this checker
+# and the interpreter; the cache is this checker's and this interpreter's (its file is named
+# by the checker's digest, load.py checks the interpreter), and an entry is taken only for
+# the very source read here, so a module whose source changed is analysed again.
+ANALYSES = None
+
 
 class Reflective:
     """What one module's source shows: names (public function or class -> why, as "it
@@ -93,31 +101,97 @@ class Reflective:
 
 
 def reflective(mod):
-    """The Reflective of an allowed module (analysed on first use), or an empty one when
-    its source cannot be read."""
+    """The Reflective of an allowed module (analysed on first use, or taken from ANALYSES),
+    or an empty one when its source cannot be read."""
     name = mod.__name__
     if name not in REFLECTIVE:
         r = Reflective()
         REFLECTIVE[name] = r
-        tree = module_tree(mod)
-        if tree is not None:
-            try:
-                analyse(tree, name, r)
-            except RecursionError:
-                pass
+        src = module_source(mod)
+        if src is not None and not cached_analysis(name, src, r):
+            analyse_source(name, src, r)
         REFLECTIVE_METHOD_NAMES.update(r.methods)
     return REFLECTIVE[name]
 
 
-def module_tree(mod):
+def module_source(mod):
     path = getattr(mod, "__file__", None)
     if not isinstance(path, str) or not path.endswith(".py"):
         return None  # a C module, or only bytecode installed: the floor list applies
     try:
         with io.open(path, "rb") as f:
-            return ast.parse(f.read())
-    except (OSError, SyntaxError, ValueError, MemoryError, RecursionError):
+            return f.read()
+    except (OSError, MemoryError):
         return None
+
+
+def analyse_source(name, src, r):
+    """Analyses the source of module name into r; True if the analysis ran to its end."""
+    try:
+        tree = ast.parse(src)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    try:
+        analyse(tree, name, r)
+    except RecursionError:
+        return False
+    return True
+
+
+def source_digest(src):
+    """SHA-256 of src, from the smallest module that has it: _sha2 (3.12+) or _sha256, not
+    hashlib, which loads OpenSSL (7 ms)."""
+    for modname in ("_sha2", "_sha256", "hashlib"):
+        try:
+            return importlib.import_module(modname).sha256(src).digest()
+        except (ImportError, AttributeError):
+            pass
+    return None
+
+
+def cached_analysis(name, src, r):
+    """Fills r from ANALYSES if it holds name's analysis of this very source; else False."""
+    table = ANALYSES
+    if type(table) is not dict or not table:
+        return False
+    digest = source_digest(src)
+    entry = table.get((name, digest)) if digest is not None else None
+    if type(entry) is not tuple or len(entry) != 2:
+        return False
+    names, methods = entry
+    if type(names) is not tuple or type(methods) is not tuple or not all(
+            type(p) is tuple and len(p) == 2 and type(p[0]) is str and type(p[1]) is str
+            for p in names) or not all(type(m) is str for m in methods):
+        return False
+    r.names, r.methods = dict(names), set(methods)
+    return True
+
+
+def cached_analyses(allowed):
+    """The analyses of every allowed module and of every submodule of an allowed package
+    that importing them loads, as ANALYSES holds them: what the daemon caches. Each is made
+    as reflective makes it, on its own (an analysis reads nothing of another module's); a
+    module whose analysis did not run to its end (a parse error, too deep) is left out, so
+    a gate analyses it itself. Importing the modules runs the standard library's code, never
+    a tool's."""
+    load_modules(allowed)
+    for n in allowed:
+        try:
+            MODULES.get(n)
+        except Exception:  # not installed here: a gate cannot reach it either
+            pass
+    out = {}
+    for mod in list(sys.modules.values()):
+        if not isinstance(mod, types.ModuleType) or not allowed_module(mod):
+            continue
+        src = module_source(mod)
+        digest = source_digest(src) if src is not None else None
+        if digest is None or (mod.__name__, digest) in out:
+            continue
+        r = Reflective()
+        if analyse_source(mod.__name__, src, r):
+            out[(mod.__name__, digest)] = (tuple(r.names.items()), tuple(sorted(r.methods)))
+    return out
 
 
 class Func:

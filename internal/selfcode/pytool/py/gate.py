@@ -1,8 +1,8 @@
 """The gate's prelude (see Gate in the pytool package): the static checks and the test run
 in one interpreter. The Go side runs this file followed by runner.py as one script, with
 argv "gate", the tool's name, the per-test limit, "0" and the allowlist, through load.py,
-which leaves the checker's code (compiled ahead, or by load.py) and the checker's request
-in shelldon_gate_input.
+which leaves the checker's code (compiled ahead, or by load.py), the cache's analyses of the
+allowed modules (or None) and the checker's request in shelldon_gate_input.
 
 The checker runs first, in a namespace of its own (so none of its code is the runner's:
 the runner's guard trusts only the code objects of this script's top level),
@@ -24,11 +24,14 @@ def shelldon_gate():
     if sys.argv[1:2] != ["gate"]:
         return
     start = time.monotonic()
-    code, raw = globals().pop("shelldon_gate_input")
+    code, analyses, raw = globals().pop("shelldon_gate_input")
     req = shelldon_json_loads(raw)
     checker = {"__name__": "shelldon_check"}
     exec(code, checker)
     del code
+    if analyses is not None:
+        checker["ANALYSES"] = analyses  # the cache's analyses of the allowed modules
+    del analyses
     out = checker["check_request"](req)
     del checker
     line = shelldon_json_dumps({"event": "check", "result": out, "seconds": time.monotonic() - start}) + "\n"

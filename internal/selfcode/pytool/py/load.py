@@ -5,15 +5,18 @@ length and its bytes: the compiled code of the gate's scripts as BuildGateCache 
 checker's request, up to the end.
 
 The compiled code is used only if its first line names this very interpreter (bytecode
-magic, version, cache tag): marshal data of another Python may load as broken code. Any
+magic, version, cache tag): marshal data of another Python may load as broken code. With
+the code comes the cache's table of analyses of the allowed modules' sources
+(check_reflect.py's ANALYSES), which gate.py hands to the checker; there is no table
+when the code is compiled here. Any
 doubt, or any error loading it, and the sources are compiled here instead, as before there
 was a cache: a bad cache costs time, never a different answer. The Go side has already
 checked that the cache was made from these sources and is whole (a digest).
 
 The garbage collector is off until the checks are done (gate.py turns it on again).
 The gate's script then runs as this script's top level would (in __main__), finding the
-checker's code and the request in shelldon_gate_input; the checker's code objects are not
-constants of it, so the runner's guard never counts them as its own.
+checker's code, the cache's analyses and the request in shelldon_gate_input; the checker's
+code objects are not constants of it, so the runner's guard never counts them as its own.
 """
 
 
@@ -44,15 +47,16 @@ def shelldon_load():
         if cache[:len(head)] == head:
             try:
                 loaded = marshal.loads(cache[len(head):])
-                if (type(loaded) is tuple and len(loaded) == 2
-                        and all(type(c) is type(shelldon_load.__code__) for c in loaded)):
+                if (type(loaded) is tuple and len(loaded) == 3
+                        and all(type(c) is type(shelldon_load.__code__) for c in loaded[:2])):
                     codes = loaded
             except Exception:
                 codes = None
     if codes is None:
         codes = (compile(bytes(main_src).decode("utf-8"), "<string>", "exec"),
-                 compile(bytes(check_src).decode("utf-8"), "<shelldon-check>", "exec"))
-    return codes[0], (codes[1], bytes(data))
+                 compile(bytes(check_src).decode("utf-8"), "<shelldon-check>", "exec"), None)
+    analyses = codes[2] if type(codes[2]) is dict else None
+    return codes[0], (codes[1], analyses, bytes(data))
 
 
 shelldon_main, shelldon_gate_input = shelldon_load()
