@@ -12,6 +12,7 @@ import (
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/core/store"
 	"github.com/shelldon/shelldon/internal/hidden"
+	"github.com/shelldon/shelldon/internal/lazy"
 )
 
 // Long-term memory: the facts the agent remembers (remember, recall) and
@@ -224,10 +225,21 @@ func (r *Reader) ForgetMemory(ctx context.Context, id int64, by string) (Fact, e
 
 // The fact numbers a memory tool's answer names: remember's "fact #12",
 // recall's lines (contracts.FactLine), never a number in a fact's text.
-var (
-	rememberedID = regexp.MustCompile(`^(?:Remembered|Already remembered) as fact #([0-9]+)`)
-	recalledIDs  = regexp.MustCompile(`(?m)^- #([0-9]+) \(`)
-)
+// Built on first use: a package-level regexp is init work that every
+// process of the binary runs, and faults in, the idle daemon included
+// (package lazy).
+type factIDPatterns struct{ remembered, recalled *regexp.Regexp }
+
+var factIDs lazy.Value[factIDPatterns]
+
+func factIDPats() factIDPatterns {
+	return factIDs.Get(func() factIDPatterns {
+		return factIDPatterns{
+			remembered: regexp.MustCompile(`^(?:Remembered|Already remembered) as fact #([0-9]+)`),
+			recalled:   regexp.MustCompile(`(?m)^- #([0-9]+) \(`),
+		}
+	})
+}
 
 // memoryEvent is a memory tool's event as core audits it: the arguments
 // hold the hash of the fact or query, never its words, and the summary
@@ -270,9 +282,9 @@ func memoryEvent(te contracts.ToolEvent) contracts.ToolEvent {
 		}
 		return te
 	}
-	named := recalledIDs
+	named := factIDPats().recalled
 	if te.Tool == contracts.ToolRemember {
-		named = rememberedID
+		named = factIDPats().remembered
 	}
 	var ids []string
 	for _, m := range named.FindAllStringSubmatch(te.Summary, -1) {

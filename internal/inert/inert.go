@@ -29,6 +29,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/shelldon/shelldon/internal/hidden"
+	"github.com/shelldon/shelldon/internal/lazy"
 )
 
 // mode is how newlines, tabs and backslashes are shown.
@@ -188,6 +189,14 @@ func Text(s string) string { return render(s, prose) }
 
 // HTML shows s as Text in a Telegram parse_mode HTML message: the three
 // characters its parser reads as markup are escaped as entities.
-func HTML(s string) string { return htmlEscaper.Replace(Text(s)) }
+func HTML(s string) string { return htmlEscaper().Replace(Text(s)) }
 
-var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+// htmlEscaper is built on first use: a package-level replacer is init work
+// for every process of the binary, the idle daemon included (package lazy).
+func htmlEscaper() *strings.Replacer {
+	return htmlEscaperOnce.Get(func() *strings.Replacer {
+		return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+	})
+}
+
+var htmlEscaperOnce lazy.Value[*strings.Replacer]

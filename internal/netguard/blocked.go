@@ -3,6 +3,8 @@ package netguard
 import (
 	"fmt"
 	"net/netip"
+
+	"github.com/shelldon/shelldon/internal/lazy"
 )
 
 // special is one special-purpose range. local marks ranges that are "the
@@ -24,52 +26,77 @@ func sp(cidr, reason string, local bool) special {
 // reachable (192.31.196.0/24 AS112, 192.52.193.0/24 AMT, 192.175.48.0/24
 // AS112) are allowed; the two globally reachable anycast addresses inside
 // 192.0.0.0/24 are refused with the rest of that block (no web there).
-var specialV4 = []special{
-	sp("0.0.0.0/32", "the unspecified address (it reaches this machine)", true),
-	sp("169.254.169.254/32", "the cloud metadata address (link-local)", true),
-	sp("255.255.255.255/32", "the broadcast address", true),
-	sp("0.0.0.0/8", `in 0.0.0.0/8 ("this network")`, true),
-	sp("10.0.0.0/8", "a private address (RFC 1918)", true),
-	sp("100.64.0.0/10", "a carrier-grade NAT address (100.64.0.0/10, RFC 6598)", true),
-	sp("127.0.0.0/8", "a loopback address (this machine)", true),
-	sp("169.254.0.0/16", "a link-local address (169.254.0.0/16, where cloud metadata services live)", true),
-	sp("172.16.0.0/12", "a private address (RFC 1918)", true),
-	sp("192.0.0.0/24", "an IETF protocol assignment (192.0.0.0/24)", false),
-	sp("192.0.2.0/24", "a documentation address (192.0.2.0/24, TEST-NET-1)", false),
-	sp("192.88.99.0/24", "a deprecated 6to4 relay anycast address (192.88.99.0/24)", false),
-	sp("192.168.0.0/16", "a private address (RFC 1918)", true),
-	sp("198.18.0.0/15", "a benchmarking address (198.18.0.0/15)", false),
-	sp("198.51.100.0/24", "a documentation address (198.51.100.0/24, TEST-NET-2)", false),
-	sp("203.0.113.0/24", "a documentation address (203.0.113.0/24, TEST-NET-3)", false),
-	sp("224.0.0.0/4", "a multicast address (224.0.0.0/4)", true),
-	sp("240.0.0.0/4", "a reserved address (240.0.0.0/4)", false),
+func specialV4() []special {
+	return specialV4Table.Get(func() []special {
+		return []special{
+			sp("0.0.0.0/32", "the unspecified address (it reaches this machine)", true),
+			sp("169.254.169.254/32", "the cloud metadata address (link-local)", true),
+			sp("255.255.255.255/32", "the broadcast address", true),
+			sp("0.0.0.0/8", `in 0.0.0.0/8 ("this network")`, true),
+			sp("10.0.0.0/8", "a private address (RFC 1918)", true),
+			sp("100.64.0.0/10", "a carrier-grade NAT address (100.64.0.0/10, RFC 6598)", true),
+			sp("127.0.0.0/8", "a loopback address (this machine)", true),
+			sp("169.254.0.0/16", "a link-local address (169.254.0.0/16, where cloud metadata services live)", true),
+			sp("172.16.0.0/12", "a private address (RFC 1918)", true),
+			sp("192.0.0.0/24", "an IETF protocol assignment (192.0.0.0/24)", false),
+			sp("192.0.2.0/24", "a documentation address (192.0.2.0/24, TEST-NET-1)", false),
+			sp("192.88.99.0/24", "a deprecated 6to4 relay anycast address (192.88.99.0/24)", false),
+			sp("192.168.0.0/16", "a private address (RFC 1918)", true),
+			sp("198.18.0.0/15", "a benchmarking address (198.18.0.0/15)", false),
+			sp("198.51.100.0/24", "a documentation address (198.51.100.0/24, TEST-NET-2)", false),
+			sp("203.0.113.0/24", "a documentation address (203.0.113.0/24, TEST-NET-3)", false),
+			sp("224.0.0.0/4", "a multicast address (224.0.0.0/4)", true),
+			sp("240.0.0.0/4", "a reserved address (240.0.0.0/4)", false),
+		}
+	})
 }
+
+var specialV4Table lazy.Value[[]special]
 
 // specialV6 lists the IPv6 ranges refused, most specific first, after the
 // embedded-IPv4 forms (NAT64, 6to4, Teredo) are handled in classify. Sources:
 // the IANA IPv6 Special-Purpose Address Registry (as of 2025). Anything not
 // listed here and outside 2000::/3 (global unicast) is refused as well.
-var specialV6 = []special{
-	sp("::/128", "the unspecified address (it reaches this machine)", true),
-	sp("::1/128", "the loopback address (this machine)", true),
-	sp("64:ff9b:1::/48", "a local-use NAT64 address (64:ff9b:1::/48)", true),
-	sp("100::/64", "a discard-only address (100::/64)", false),
-	sp("2001::/23", "an IETF protocol assignment (2001::/23)", false),
-	sp("2001:db8::/32", "a documentation address (2001:db8::/32)", false),
-	sp("3fff::/20", "a documentation address (3fff::/20)", false),
-	sp("fc00::/7", "a unique local address (fc00::/7, the IPv6 private range)", true),
-	sp("fe80::/10", "a link-local address (fe80::/10)", true),
-	sp("fec0::/10", "a site-local address (fec0::/10, deprecated)", true),
-	sp("ff00::/8", "a multicast address (ff00::/8)", true),
+func specialV6() []special {
+	return specialV6Table.Get(func() []special {
+		return []special{
+			sp("::/128", "the unspecified address (it reaches this machine)", true),
+			sp("::1/128", "the loopback address (this machine)", true),
+			sp("64:ff9b:1::/48", "a local-use NAT64 address (64:ff9b:1::/48)", true),
+			sp("100::/64", "a discard-only address (100::/64)", false),
+			sp("2001::/23", "an IETF protocol assignment (2001::/23)", false),
+			sp("2001:db8::/32", "a documentation address (2001:db8::/32)", false),
+			sp("3fff::/20", "a documentation address (3fff::/20)", false),
+			sp("fc00::/7", "a unique local address (fc00::/7, the IPv6 private range)", true),
+			sp("fe80::/10", "a link-local address (fe80::/10)", true),
+			sp("fec0::/10", "a site-local address (fec0::/10, deprecated)", true),
+			sp("ff00::/8", "a multicast address (ff00::/8)", true),
+		}
+	})
 }
 
-var (
-	nat64     = netip.MustParsePrefix("64:ff9b::/96")
-	teredo    = netip.MustParsePrefix("2001::/32")
-	sixToFour = netip.MustParsePrefix("2002::/16")
-	compat    = netip.MustParsePrefix("::/96")
-	global6   = netip.MustParsePrefix("2000::/3")
-)
+var specialV6Table lazy.Value[[]special]
+
+// forms are the IPv6 ranges that embed an IPv4 address, and global
+// unicast, for classify.
+type forms struct{ nat64, teredo, sixToFour, compat, global6 netip.Prefix }
+
+var formsTable lazy.Value[forms]
+
+// ipv6Forms returns the forms. Like the tables above they are built on
+// first use: a package-level table is init work for every process of the
+// binary, the idle daemon included, which never dials (package lazy).
+func ipv6Forms() forms {
+	return formsTable.Get(func() forms {
+		return forms{
+			nat64:     netip.MustParsePrefix("64:ff9b::/96"),
+			teredo:    netip.MustParsePrefix("2001::/32"),
+			sixToFour: netip.MustParsePrefix("2002::/16"),
+			compat:    netip.MustParsePrefix("::/96"),
+			global6:   netip.MustParsePrefix("2000::/3"),
+		}
+	})
+}
 
 // Blocked reports whether shelldon refuses to connect to ip and why, as a
 // phrase that reads after "<ip> is ", e.g. "a private address (RFC 1918)".
@@ -95,14 +122,15 @@ func classify(ip netip.Addr) (reason string, local, blocked bool) {
 	}
 	ip = ip.WithZone("").Unmap()
 	if ip.Is4() {
-		return match(specialV4, ip)
+		return match(specialV4(), ip)
 	}
+	f := ipv6Forms()
 	switch {
-	case nat64.Contains(ip):
+	case f.nat64.Contains(ip):
 		return embedded("a NAT64 address", "", v4At(ip, 12))
-	case sixToFour.Contains(ip):
+	case f.sixToFour.Contains(ip):
 		return embedded("a 6to4 address", "", v4At(ip, 2))
-	case teredo.Contains(ip):
+	case f.teredo.Contains(ip):
 		if r, l, b := embedded("a Teredo address", "server ", v4At(ip, 4)); b {
 			return r, l, b
 		}
@@ -111,14 +139,14 @@ func classify(ip netip.Addr) (reason string, local, blocked bool) {
 			client[i] ^= 0xff // RFC 4380: the client address is stored inverted
 		}
 		return embedded("a Teredo address", "client ", v4At(netip.AddrFrom16(client), 12))
-	case ip != netip.IPv6Unspecified() && ip != netip.IPv6Loopback() && compat.Contains(ip):
-		_, l, _ := match(specialV4, v4At(ip, 12))
+	case ip != netip.IPv6Unspecified() && ip != netip.IPv6Loopback() && f.compat.Contains(ip):
+		_, l, _ := match(specialV4(), v4At(ip, 12))
 		return fmt.Sprintf("an IPv4-compatible IPv6 address (deprecated) embedding %s", v4At(ip, 12)), l, true
 	}
-	if r, l, b := match(specialV6, ip); b {
+	if r, l, b := match(specialV6(), ip); b {
 		return r, l, b
 	}
-	if !global6.Contains(ip) {
+	if !f.global6.Contains(ip) {
 		return "not a global unicast IPv6 address (outside 2000::/3)", false, true
 	}
 	return "", false, false
@@ -135,7 +163,7 @@ func match(table []special, ip netip.Addr) (string, bool, bool) {
 
 // embedded judges an IPv6 form by the IPv4 address inside it.
 func embedded(form, what string, v4 netip.Addr) (string, bool, bool) {
-	r, l, b := match(specialV4, v4)
+	r, l, b := match(specialV4(), v4)
 	if !b {
 		return "", false, false
 	}

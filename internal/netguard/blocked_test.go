@@ -211,7 +211,7 @@ func TestBlockedInvalid(t *testing.T) {
 // tables, so a typo in a table cannot hide.
 func TestBlockedTableEdges(t *testing.T) {
 	t.Parallel()
-	for _, table := range [][]special{specialV4, specialV6} {
+	for _, table := range [][]special{specialV4(), specialV6()} {
 		for _, s := range table {
 			first := s.prefix.Masked().Addr()
 			last := lastAddr(s.prefix)

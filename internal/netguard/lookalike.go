@@ -96,7 +96,7 @@ func mixedScripts(label string) string {
 }
 
 // lookalike returns name with each label that could be taken for an
-// ASCII one replaced by it (every letter of the label in confusables, or
+// ASCII one replaced by it (every letter of the label confusable, or
 // ASCII), and says which letters it replaced ("U+0430 Cyrillic а looks like
 // Latin a"). It returns name itself when no label can. The table covers the
 // common look-alikes of Cyrillic, Greek, Armenian and Latin extensions, not
@@ -113,7 +113,8 @@ func lookalike(name string) (string, string) {
 		}
 		labels[i] = ascii
 		for _, r := range replaced {
-			w := fmt.Sprintf("U+%04X %s %c looks like Latin %c", r, scriptOf(r), r, confusables[r])
+			l, _ := confusable(r)
+			w := fmt.Sprintf("U+%04X %s %c looks like Latin %c", r, scriptOf(r), r, l)
 			if !slices.Contains(which, w) {
 				which = append(which, w)
 			}
@@ -136,7 +137,7 @@ func asciiLookalike(label string) (string, []rune, bool) {
 			b.WriteRune(r)
 			continue
 		}
-		l, ok := confusables[r]
+		l, ok := confusable(r)
 		if !ok {
 			return "", nil, false
 		}
@@ -148,24 +149,98 @@ func asciiLookalike(label string) (string, []rune, bool) {
 	return b.String(), replaced, len(replaced) > 0
 }
 
-// confusables maps lower-case letters (names are lower-cased before they
-// get here) to the ASCII letter they can be taken for.
-var confusables = map[rune]rune{
+// confusable returns the ASCII letter the lower-case letter r (names are
+// lower-cased before they get here) can be taken for. A switch rather than
+// a map literal, which every process of the binary would build at package
+// init, the idle daemon included (package lazy).
+func confusable(r rune) (rune, bool) {
+	switch r {
 	// Cyrillic.
-	'\u0430': 'a', '\u0435': 'e', '\u043e': 'o', '\u0440': 'p', '\u0441': 'c',
-	'\u0443': 'y', '\u0445': 'x', '\u0455': 's', '\u0456': 'i', '\u0458': 'j',
-	'\u0501': 'd', '\u04bb': 'h', '\u04cf': 'l', '\u051b': 'q', '\u051d': 'w',
-	'\u04af': 'y', '\u0475': 'v',
+	case '\u0430':
+		return 'a', true
+	case '\u0435':
+		return 'e', true
+	case '\u043e':
+		return 'o', true
+	case '\u0440':
+		return 'p', true
+	case '\u0441':
+		return 'c', true
+	case '\u0443', '\u04af':
+		return 'y', true
+	case '\u0445':
+		return 'x', true
+	case '\u0455':
+		return 's', true
+	case '\u0456':
+		return 'i', true
+	case '\u0458':
+		return 'j', true
+	case '\u0501':
+		return 'd', true
+	case '\u04bb':
+		return 'h', true
+	case '\u04cf':
+		return 'l', true
+	case '\u051b':
+		return 'q', true
+	case '\u051d':
+		return 'w', true
+	case '\u0475':
+		return 'v', true
 	// Greek.
-	'\u03b1': 'a', '\u03bf': 'o', '\u03c1': 'p', '\u03bd': 'v', '\u03b9': 'i',
-	'\u03b3': 'y', '\u03f2': 'c', '\u03f3': 'j',
+	case '\u03b1':
+		return 'a', true
+	case '\u03bf':
+		return 'o', true
+	case '\u03c1':
+		return 'p', true
+	case '\u03bd':
+		return 'v', true
+	case '\u03b9':
+		return 'i', true
+	case '\u03b3':
+		return 'y', true
+	case '\u03f2':
+		return 'c', true
+	case '\u03f3':
+		return 'j', true
 	// Armenian.
-	'\u0585': 'o', '\u057d': 'u', '\u0570': 'h', '\u0578': 'n', '\u0581': 'g',
-	'\u0566': 'q',
+	case '\u0585':
+		return 'o', true
+	case '\u057d':
+		return 'u', true
+	case '\u0570':
+		return 'h', true
+	case '\u0578':
+		return 'n', true
+	case '\u0581':
+		return 'g', true
+	case '\u0566':
+		return 'q', true
 	// Latin letters that are not ASCII.
-	'\u0131': 'i', '\u0251': 'a', '\u0261': 'g', '\u0269': 'i', '\u0237': 'j',
-	'\u028f': 'y', '\u1d0f': 'o', '\u1d04': 'c', '\u1d20': 'v', '\u1d21': 'w',
-	'\u1d22': 'z',
+	case '\u0131', '\u0269':
+		return 'i', true
+	case '\u0251':
+		return 'a', true
+	case '\u0261':
+		return 'g', true
+	case '\u0237':
+		return 'j', true
+	case '\u028f':
+		return 'y', true
+	case '\u1d0f':
+		return 'o', true
+	case '\u1d04':
+		return 'c', true
+	case '\u1d20':
+		return 'v', true
+	case '\u1d21':
+		return 'w', true
+	case '\u1d22':
+		return 'z', true
+	}
+	return 0, false
 }
 
 // rightToLeft names the right-to-left scripts whose letters name holds

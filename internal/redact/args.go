@@ -7,8 +7,9 @@ import (
 	"io"
 	"regexp"
 	"strings"
-	"sync"
 	"unicode/utf8"
+
+	"github.com/shelldon/shelldon/internal/lazy"
 )
 
 // MaxArgs caps the output of JSONArgs, in bytes.
@@ -78,30 +79,34 @@ func (r *Redactor) text(s string) string {
 
 // assignments are credentials given by name: "password": "x" (also with the
 // closing quote cut off), PGPASSWORD=x, token: x.
-var assignments = sync.OnceValue(func() []pattern {
-	return []pattern{
-		{
-			re:    regexp.MustCompile(`"((?:[^"\\]|\\.){1,64})"(\s*:\s*")(?:[^"\\]|\\.)*`),
-			hints: []string{`"`},
-			fn: func(m []string) string {
-				if !SensitiveKey(m[1]) {
-					return m[0]
-				}
-				return `"` + m[1] + `"` + m[2] + Marker
+func assignments() []pattern {
+	return assignmentsOnce.Get(func() []pattern {
+		return []pattern{
+			{
+				re:    regexp.MustCompile(`"((?:[^"\\]|\\.){1,64})"(\s*:\s*")(?:[^"\\]|\\.)*`),
+				hints: []string{`"`},
+				fn: func(m []string) string {
+					if !SensitiveKey(m[1]) {
+						return m[0]
+					}
+					return `"` + m[1] + `"` + m[2] + Marker
+				},
 			},
-		},
-		{
-			re:    regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_.\-]{0,63})(\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s"'&;,\[\]{}()<>]+)`),
-			hints: []string{"=", ":"},
-			fn: func(m []string) string {
-				if !SensitiveKey(m[1]) || strings.HasPrefix(m[3], "//") { // scheme://
-					return m[0]
-				}
-				return m[1] + m[2] + Marker
+			{
+				re:    regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_.\-]{0,63})(\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s"'&;,\[\]{}()<>]+)`),
+				hints: []string{"=", ":"},
+				fn: func(m []string) string {
+					if !SensitiveKey(m[1]) || strings.HasPrefix(m[3], "//") { // scheme://
+						return m[0]
+					}
+					return m[1] + m[2] + Marker
+				},
 			},
-		},
-	}
-})
+		}
+	})
+}
+
+var assignmentsOnce lazy.Value[[]pattern]
 
 // walkJSON rewrites a JSON object or array token by token, redacting as
 // JSONArgs describes. It reports false if args is not one.

@@ -13,8 +13,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"unicode/utf8"
+
+	"github.com/shelldon/shelldon/internal/lazy"
 )
 
 // Marker replaces what is removed.
@@ -131,62 +132,66 @@ func (p pattern) apply(s string) string {
 // output alone, so String is idempotent. They are compiled on first use,
 // not at start: every shelldon process (each turn's worker, each sandbox
 // helper) links this package, and most never redact anything.
-var shapes = sync.OnceValue(func() []pattern {
-	return []pattern{
-		// PEM private key blocks, also when the END line was cut off.
-		{
-			re:    regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]*PRIVATE KEY[A-Z ]*)-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|[\s\S]*)`),
-			hints: []string{"-----BEGIN "},
-			repl:  "-----BEGIN ${1}-----\n" + Marker + "\n-----END ${1}-----",
-		},
-		// scheme://user:password@host: the password, up to the last '@' before
-		// the path.
-		{
-			re:    regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@"'<>]*:)[^\s/"'<>` + "`" + `]+@`),
-			hints: []string{"://"},
-			repl:  "${1}" + Marker + "@",
-		},
-		{
-			re:   regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9\-._~+/]{8,}=*`),
-			repl: "${1}" + Marker,
-		},
-		{
-			re:   regexp.MustCompile(`(?i)\b(authorization:\s*basic\s+)[A-Za-z0-9+/]{4,}=*`),
-			repl: "${1}" + Marker,
-		},
-		// OpenAI sk-..., sk-proj-..., sk-svcacct-...; Anthropic sk-ant-...
-		{
-			re:    regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{20,}`),
-			hints: []string{"sk-"},
-			repl:  Marker,
-		},
-		{
-			re:    regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`),
-			hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
-			repl:  Marker,
-		},
-		{
-			re:    regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9\-]{10,}`),
-			hints: []string{"xox"},
-			repl:  Marker,
-		},
-		{
-			re:    regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
-			hints: []string{"AKIA", "ASIA"},
-			repl:  Marker,
-		},
-		// Telegram bot tokens; no \b in front, since API URLs write /bot<token>.
-		{
-			re:    regexp.MustCompile(`[0-9]{6,12}:[A-Za-z0-9_\-]{30,}`),
-			hints: []string{":"},
-			repl:  Marker,
-		},
-		// JWTs: base64url JSON header and payload, and a signature (empty for
-		// alg none).
-		{
-			re:    regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]+\.eyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*`),
-			hints: []string{"eyJ"},
-			repl:  Marker,
-		},
-	}
-})
+func shapes() []pattern {
+	return shapesOnce.Get(func() []pattern {
+		return []pattern{
+			// PEM private key blocks, also when the END line was cut off.
+			{
+				re:    regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]*PRIVATE KEY[A-Z ]*)-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|[\s\S]*)`),
+				hints: []string{"-----BEGIN "},
+				repl:  "-----BEGIN ${1}-----\n" + Marker + "\n-----END ${1}-----",
+			},
+			// scheme://user:password@host: the password, up to the last '@' before
+			// the path.
+			{
+				re:    regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@"'<>]*:)[^\s/"'<>` + "`" + `]+@`),
+				hints: []string{"://"},
+				repl:  "${1}" + Marker + "@",
+			},
+			{
+				re:   regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9\-._~+/]{8,}=*`),
+				repl: "${1}" + Marker,
+			},
+			{
+				re:   regexp.MustCompile(`(?i)\b(authorization:\s*basic\s+)[A-Za-z0-9+/]{4,}=*`),
+				repl: "${1}" + Marker,
+			},
+			// OpenAI sk-..., sk-proj-..., sk-svcacct-...; Anthropic sk-ant-...
+			{
+				re:    regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{20,}`),
+				hints: []string{"sk-"},
+				repl:  Marker,
+			},
+			{
+				re:    regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`),
+				hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
+				repl:  Marker,
+			},
+			{
+				re:    regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9\-]{10,}`),
+				hints: []string{"xox"},
+				repl:  Marker,
+			},
+			{
+				re:    regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
+				hints: []string{"AKIA", "ASIA"},
+				repl:  Marker,
+			},
+			// Telegram bot tokens; no \b in front, since API URLs write /bot<token>.
+			{
+				re:    regexp.MustCompile(`[0-9]{6,12}:[A-Za-z0-9_\-]{30,}`),
+				hints: []string{":"},
+				repl:  Marker,
+			},
+			// JWTs: base64url JSON header and payload, and a signature (empty for
+			// alg none).
+			{
+				re:    regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]+\.eyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*`),
+				hints: []string{"eyJ"},
+				repl:  Marker,
+			},
+		}
+	})
+}
+
+var shapesOnce lazy.Value[[]pattern]

@@ -33,13 +33,15 @@ var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/d
 
 // synthetic files replace their host versions inside the sandbox. A
 // sandbox with the network gets the host's resolv.conf instead of an empty
-// one (hostResolvConf).
-var synthetic = map[string]string{
-	"/etc/passwd":      "root:x:0:0:sandbox:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-	"/etc/group":       "root:x:0:\nnogroup:x:65534:\n",
-	"/etc/hosts":       "127.0.0.1 localhost\n::1 localhost\n",
-	"/etc/hostname":    "sandbox\n",
-	"/etc/resolv.conf": "",
+// one (hostResolvConf). Pairs of name and content, a static table, rather
+// than a map literal, which every process of the binary would build at
+// package init, the idle daemon included (package lazy).
+var synthetic = [][2]string{
+	{"/etc/passwd", "root:x:0:0:sandbox:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"},
+	{"/etc/group", "root:x:0:\nnogroup:x:65534:\n"},
+	{"/etc/hosts", "127.0.0.1 localhost\n::1 localhost\n"},
+	{"/etc/hostname", "sandbox\n"},
+	{"/etc/resolv.conf", ""},
 }
 
 // shmSize bounds the sandbox's /dev/shm, which only POSIX shared memory and
@@ -205,7 +207,8 @@ func buildRoot(sp spec) (info rootInfo, _ error) {
 	if err := mountCovers(root, sp.Covers); err != nil {
 		return fail(err)
 	}
-	for name, content := range synthetic {
+	for _, f := range synthetic {
+		name, content := f[0], f[1]
 		if name == "/etc/resolv.conf" && sp.Network {
 			content = resolv
 		}

@@ -2,7 +2,8 @@ package toolsearch
 
 import (
 	"strings"
-	"sync"
+
+	"github.com/shelldon/shelldon/internal/lazy"
 )
 
 // synonymWeight is the weight of a term a query gains through synonyms,
@@ -15,45 +16,49 @@ const synonymWeight = 0.5
 // general on purpose: it bridges everyday words and the vocabulary of tool
 // names, it is not a thesaurus. Like every table of the package it is
 // built on first use, so a daemon that never ranks never builds it.
-var synonyms = sync.OnceValue(func() map[string][]string {
-	m := map[string][]string{}
-	for _, line := range strings.Split(`
-		picture photo pic: image
-		link links website webpage site: url
-		biggest largest huge big: large
-		smallest tiny: small
-		shrink scale smaller: resize
-		readable beautify indent: pretty
-		shopping groceries: grocery
-		spend spent spending cost: expense
-		bitcoin ethereum btc eth: crypto
-		worth cost: price
-		folder: directory
-		directory: folder
-		delete erase: remove
-		show display: list
-		total: sum
-		average: mean
-		mean: average
-		weight: mass
-		money: currency
-		mail: email
-		message text chat: message
-		monochrome: grayscale
-		checksum digest: hash
-		`+vocabularyBridge, "\n") {
-		keys, vals, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		for _, k := range strings.Fields(keys) {
-			for _, v := range strings.Fields(vals) {
-				m[Stem(k)] = append(m[Stem(k)], Stem(v))
+func synonyms() map[string][]string {
+	return synonymsOnce.Get(func() map[string][]string {
+		m := map[string][]string{}
+		for _, line := range strings.Split(`
+			picture photo pic: image
+			link links website webpage site: url
+			biggest largest huge big: large
+			smallest tiny: small
+			shrink scale smaller: resize
+			readable beautify indent: pretty
+			shopping groceries: grocery
+			spend spent spending cost: expense
+			bitcoin ethereum btc eth: crypto
+			worth cost: price
+			folder: directory
+			directory: folder
+			delete erase: remove
+			show display: list
+			total: sum
+			average: mean
+			mean: average
+			weight: mass
+			money: currency
+			mail: email
+			message text chat: message
+			monochrome: grayscale
+			checksum digest: hash
+			`+vocabularyBridge, "\n") {
+			keys, vals, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			for _, k := range strings.Fields(keys) {
+				for _, v := range strings.Fields(vals) {
+					m[Stem(k)] = append(m[Stem(k)], Stem(v))
+				}
 			}
 		}
-	}
-	return m
-})
+		return m
+	})
+}
+
+var synonymsOnce lazy.Value[map[string][]string]
 
 // vocabularyBridge continues the synonyms table with everyday words for
 // the verbs and objects that tool names use, written from the vocabulary
@@ -150,59 +155,67 @@ const vocabularyBridge = `
 // currencies and file formats, and British spellings, on both sides (tools
 // and queries), before stemming. They are general knowledge (what "kg" or
 // "£" stands for), not words picked from the labeled requests.
-var aliases = sync.OnceValue(func() map[string][]string {
-	m := map[string][]string{}
-	for _, line := range strings.Split(`
-		usd: dollar dollars buck bucks
-		eur: euro euros
-		gbp: sterling quid
-		jpy: yen
-		chf: franc francs
-		cny: yuan renminbi rmb
-		kilogram: kg kgs kilo kilos
-		pound: lb lbs
-		ounce: oz
-		gram: gr grams
-		kilometer: km kms kilometre kilometres
-		meter: metre metres
-		centimeter: cm cms centimetre centimetres
-		millimeter: mm millimetre millimetres
-		feet: ft foot
-		mile: mi
-		yard: yd yds
-		milliliter: ml millilitre millilitres
-		liter: ltr litre litres
-		gallon: gal gals
-		tablespoon: tbsp tbs
-		teaspoon: tsp
-		kmh: kph
-		kilobyte: kb kib
-		megabyte: mb mib
-		gigabyte: gb gib
-		jpeg: jpg
-		yaml: yml
-		html: htm
-		tiff: tif
-		tar gz: tgz tarball
-		seven zip: 7z
-		color: colour
-		gray: grey
-		grayscale: greyscale`, "\n") {
-		canon, variants, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
+func aliases() map[string][]string {
+	return aliasesOnce.Get(func() map[string][]string {
+		m := map[string][]string{}
+		for _, line := range strings.Split(`
+			usd: dollar dollars buck bucks
+			eur: euro euros
+			gbp: sterling quid
+			jpy: yen
+			chf: franc francs
+			cny: yuan renminbi rmb
+			kilogram: kg kgs kilo kilos
+			pound: lb lbs
+			ounce: oz
+			gram: gr grams
+			kilometer: km kms kilometre kilometres
+			meter: metre metres
+			centimeter: cm cms centimetre centimetres
+			millimeter: mm millimetre millimetres
+			feet: ft foot
+			mile: mi
+			yard: yd yds
+			milliliter: ml millilitre millilitres
+			liter: ltr litre litres
+			gallon: gal gals
+			tablespoon: tbsp tbs
+			teaspoon: tsp
+			kmh: kph
+			kilobyte: kb kib
+			megabyte: mb mib
+			gigabyte: gb gib
+			jpeg: jpg
+			yaml: yml
+			html: htm
+			tiff: tif
+			tar gz: tgz tarball
+			seven zip: 7z
+			color: colour
+			gray: grey
+			grayscale: greyscale`, "\n") {
+			canon, variants, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			for _, v := range strings.Fields(variants) {
+				m[v] = strings.Fields(canon)
+			}
 		}
-		for _, v := range strings.Fields(variants) {
-			m[v] = strings.Fields(canon)
-		}
-	}
-	return m
-})
+		return m
+	})
+}
+
+var aliasesOnce lazy.Value[map[string][]string]
 
 // unitForms joins units written with a slash into the one word tools use.
-var unitForms = sync.OnceValue(func() *strings.Replacer {
-	return strings.NewReplacer("km/h", " kmh ", "KM/H", " kmh ", "Km/h", " kmh ")
-})
+func unitForms() *strings.Replacer {
+	return unitFormsOnce.Get(func() *strings.Replacer {
+		return strings.NewReplacer("km/h", " kmh ", "KM/H", " kmh ", "Km/h", " kmh ")
+	})
+}
+
+var unitFormsOnce lazy.Value[*strings.Replacer]
 
 // currencyCode is the ISO code tools use for a currency sign.
 func currencyCode(r rune) (string, bool) {
@@ -236,28 +249,32 @@ func degreeScale(s string) (string, bool) {
 // phrases are everyday multi-word expressions whose words say little one
 // by one (most are stop words) and the name word they mean; a query
 // containing one gains the word at synonymWeight.
-var phrases = sync.OnceValue(func() []phrase {
-	var out []phrase
-	for _, line := range strings.Split(`
-		how many: count
-		how long: duration
-		how old: age
-		black and white: grayscale
-		pull out: extract
-		take out: remove
-		get rid of: remove
-		keep an eye on: watch
-		let me know: watch
-		look up: fetch
-		turn into: convert`, "\n") {
-		p, term, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
+func phrases() []phrase {
+	return phrasesOnce.Get(func() []phrase {
+		var out []phrase
+		for _, line := range strings.Split(`
+			how many: count
+			how long: duration
+			how old: age
+			black and white: grayscale
+			pull out: extract
+			take out: remove
+			get rid of: remove
+			keep an eye on: watch
+			let me know: watch
+			look up: fetch
+			turn into: convert`, "\n") {
+			p, term, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			out = append(out, phrase{" " + strings.TrimSpace(p) + " ", Stem(strings.TrimSpace(term))})
 		}
-		out = append(out, phrase{" " + strings.TrimSpace(p) + " ", Stem(strings.TrimSpace(term))})
-	}
-	return out
-})
+		return out
+	})
+}
+
+var phrasesOnce lazy.Value[[]phrase]
 
 // phrase is " words " (spaced, to match whole words) and its term.
 type phrase struct{ words, term string }

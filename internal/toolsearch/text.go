@@ -2,9 +2,10 @@ package toolsearch
 
 import (
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/shelldon/shelldon/internal/lazy"
 )
 
 // Terms splits text into index terms: runs of letters and digits, split
@@ -146,20 +147,24 @@ func allDigits(s string) bool {
 
 // stopWords are words that say nothing about which tool is meant: articles,
 // pronouns, auxiliaries, prepositions and the politeness of a request.
-var stopWords = sync.OnceValue(func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`
-		a an the and or but if then else of to in on at by for with from into onto
-		about as over under than so too very just also only not no yes
-		i me my mine we us our you your yours he him his she her it its they them their
-		this that these those there here what which who whom whose when where why how
-		is am are was were be been being do does did done have has had having
-		can could will would shall should may might must
-		please thanks thank hi hello hey ok okay want need like let lets get got give tell
-		some any all each every much many more most few lot
-		one thing something anything stuff way kind sort
-		s t d ll re ve m am pm st nd rd th`) {
-		m[w] = true
-	}
-	return m
-})
+func stopWords() map[string]bool {
+	return stopWordsOnce.Get(func() map[string]bool {
+		m := map[string]bool{}
+		for _, w := range strings.Fields(`
+			a an the and or but if then else of to in on at by for with from into onto
+			about as over under than so too very just also only not no yes
+			i me my mine we us our you your yours he him his she her it its they them their
+			this that these those there here what which who whom whose when where why how
+			is am are was were be been being do does did done have has had having
+			can could will would shall should may might must
+			please thanks thank hi hello hey ok okay want need like let lets get got give tell
+			some any all each every much many more most few lot
+			one thing something anything stuff way kind sort
+			s t d ll re ve m am pm st nd rd th`) {
+			m[w] = true
+		}
+		return m
+	})
+}
+
+var stopWordsOnce lazy.Value[map[string]bool]

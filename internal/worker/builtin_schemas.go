@@ -2,28 +2,53 @@
 
 package worker
 
-// builtinSchemas is the parameter schema of each built-in tool, as
-// json.Marshal makes it of what jsonschema.For derives from the tool's
-// argument type: NewBuiltin hands it to the model without deriving it.
-var builtinSchemas = map[string]builtinSchema{
-	"get_time":        {goType: "builtin.getTimeArgs", json: `{"type":"object","additionalProperties":false}`},
-	"read_file":       {goType: "builtin.readFileArgs", json: `{"type":"object","properties":{"path":{"type":"string","description":"path of the file, relative to the workspace (for example notes/todo.txt)"}},"required":["path"],"additionalProperties":false}`},
-	"list_dir":        {goType: "builtin.listDirArgs", json: `{"type":"object","properties":{"path":{"type":"string","description":"directory to list, relative to the workspace; omit it or use . for the workspace root"}},"additionalProperties":false}`},
-	"eval":            {goType: "builtin.evalArgs", json: `{"type":"object","properties":{"code":{"type":"string","description":"one Starlark (Python-like) expression, for example sum([x * x for x in range(10)])"}},"required":["code"],"additionalProperties":false}`},
-	"about":           {goType: "builtin.aboutArgs", json: `{"type":"object","properties":{"topic":{"type":"string","description":"one of: providers, approvals, sandbox, files, gate, quarantine, skills, memory, telegram, tools; empty lists them"}},"additionalProperties":false}`},
-	"propose_tool":    {goType: "selftools.proposeArgs", json: `{"type":"object","properties":{"name":{"type":"string","description":"the tool's name: lowercase letters, digits and _, e.g. word_count"},"code":{"type":"string","description":"the tool's source: DESCRIPTION, PARAMS_SCHEMA, CAPABILITIES and def run(...)"},"test":{"type":"string","description":"the test: top-level test_* functions (Starlark: use assert.eq etc.; Python: from \u003cname\u003e import run and plain assert)"},"language":{"type":"string","description":"starlark (the default) or python"}},"required":["name","code","test"],"additionalProperties":false}`},
-	"find_tools":      {goType: "selftools.findArgs", json: `{"type":"object","properties":{"query":{"type":"string","description":"words for what the tool should do, e.g. convert currency"}},"required":["query"],"additionalProperties":false}`},
-	"list_skills":     {goType: "struct {}", json: `{"type":"object","additionalProperties":false}`},
-	"use_skill":       {goType: "skilltools.nameArgs", json: `{"type":"object","properties":{"name":{"type":"string","description":"the skill's name, e.g. weekly-report"}},"required":["name"],"additionalProperties":false}`},
-	"read_skill_file": {goType: "skilltools.readArgs", json: `{"type":"object","properties":{"skill":{"type":"string","description":"the skill's name, e.g. form-filler"},"path":{"type":"string","description":"a file in the skill's folder, e.g. reference.md or forms/intake.md; omit it or use . to list the skill's files"},"offset":{"type":"integer","description":"the byte to read from, as the previous page said; omit it for the start"}},"required":["skill"],"additionalProperties":false}`},
-	"create_skill":    {goType: "skilltools.writeArgs", json: `{"type":"object","properties":{"name":{"type":"string","description":"lowercase letters, digits and single hyphens, e.g. weekly-report"},"description":{"type":"string","description":"one line: what the skill does and when to use it"},"body":{"type":"string","description":"the procedure, in markdown: the steps, which tools to call with which arguments, what to check"}},"required":["name","description","body"],"additionalProperties":false}`},
-	"update_skill":    {goType: "skilltools.writeArgs", json: `{"type":"object","properties":{"name":{"type":"string","description":"lowercase letters, digits and single hyphens, e.g. weekly-report"},"description":{"type":"string","description":"one line: what the skill does and when to use it"},"body":{"type":"string","description":"the procedure, in markdown: the steps, which tools to call with which arguments, what to check"}},"required":["name","description","body"],"additionalProperties":false}`},
-	"remember":        {goType: "memorytools.rememberArgs", json: `{"type":"object","properties":{"fact":{"type":"string","description":"one durable fact in a short plain sentence that makes sense on its own, e.g. The owner's daughter Lea has violin lessons on Thursdays."}},"required":["fact"],"additionalProperties":false}`},
-	"recall":          {goType: "memorytools.recallArgs", json: `{"type":"object","properties":{"query":{"type":"string","description":"words the facts would contain, e.g. Lea violin"},"limit":{"type":"integer","description":"how many facts at most, 1 to 20; default 5"}},"required":["query"],"additionalProperties":false}`},
-	"write_file":      {goType: "risky.writeFileArgs", json: `{"type":"object","properties":{"path":{"type":"string","description":"the file's path, relative to the workspace"},"content":{"type":"string","description":"the whole new content of the file (at most 64 KiB)"}},"required":["path","content"],"additionalProperties":false}`},
-	"run_shell":       {goType: "risky.runShellArgs", json: `{"type":"object","properties":{"command":{"type":"string","description":"the shell command line, run with /bin/sh -c in the workspace"}},"required":["command"],"additionalProperties":false}`},
-	"http_get":        {goType: "risky.httpGetArgs", json: `{"type":"object","properties":{"url":{"type":"string","description":"the http or https URL to fetch"}},"required":["url"],"additionalProperties":false}`},
-	"git":             {goType: "risky.gitArgs", json: `{"type":"object","properties":{"args":{"type":"string","description":"the git arguments as one string, e.g. 'status' or 'commit -m \"fix typo\"'; split without a shell"}},"required":["args"],"additionalProperties":false}`},
-	"update_config":   {goType: "risky.updateConfigArgs", json: `{"type":"object","properties":{"changes":{"type":"object","description":"the settings to change, as nested keys, e.g. {\"provider\": {\"name\": \"ollama\", \"model\": \"qwen2.5:3b\"}} to switch to the configured provider named ollama","additionalProperties":true}},"required":["changes"],"additionalProperties":false}`},
-	"schedule":        {goType: "scheduletools.Args", json: `{"type":"object","properties":{"when":{"type":"string","description":"when it runs: a cron expression such as 30 8 * * 1-5, or every 30m, every 2h, every day at 08:00, every weekday at 07:30, every monday at 18:00"},"prompt":{"type":"string","description":"the message each run sends to shelldon as a new turn, written as the owner would ask it, e.g. Summarise the new files in the workspace inbox folder"}},"required":["when","prompt"],"additionalProperties":false}`},
+// builtinSchemas is the parameter schema of the built-in tool called
+// name, as json.Marshal makes it of what jsonschema.For derives from the
+// tool's argument type: NewBuiltin hands it to the model without deriving
+// it. A switch rather than a map literal, which every process of the
+// binary would build at package init (package lazy).
+func builtinSchemas(name string) (builtinSchema, bool) {
+	switch name {
+	case "get_time":
+		return builtinSchema{goType: "builtin.getTimeArgs", json: `{"type":"object","additionalProperties":false}`}, true
+	case "read_file":
+		return builtinSchema{goType: "builtin.readFileArgs", json: `{"type":"object","properties":{"path":{"type":"string","description":"path of the file, relative to the workspace (for example notes/todo.txt)"}},"required":["path"],"additionalProperties":false}`}, true
+	case "list_dir":
+		return builtinSchema{goType: "builtin.listDirArgs", json: `{"type":"object","properties":{"path":{"type":"string","description":"directory to list, relative to the workspace; omit it or use . for the workspace root"}},"additionalProperties":false}`}, true
+	case "eval":
+		return builtinSchema{goType: "builtin.evalArgs", json: `{"type":"object","properties":{"code":{"type":"string","description":"one Starlark (Python-like) expression, for example sum([x * x for x in range(10)])"}},"required":["code"],"additionalProperties":false}`}, true
+	case "about":
+		return builtinSchema{goType: "builtin.aboutArgs", json: `{"type":"object","properties":{"topic":{"type":"string","description":"one of: providers, approvals, sandbox, files, gate, quarantine, skills, memory, telegram, tools; empty lists them"}},"additionalProperties":false}`}, true
+	case "propose_tool":
+		return builtinSchema{goType: "selftools.proposeArgs", json: `{"type":"object","properties":{"name":{"type":"string","description":"the tool's name: lowercase letters, digits and _, e.g. word_count"},"code":{"type":"string","description":"the tool's source: DESCRIPTION, PARAMS_SCHEMA, CAPABILITIES and def run(...)"},"test":{"type":"string","description":"the test: top-level test_* functions (Starlark: use assert.eq etc.; Python: from \u003cname\u003e import run and plain assert)"},"language":{"type":"string","description":"starlark (the default) or python"}},"required":["name","code","test"],"additionalProperties":false}`}, true
+	case "find_tools":
+		return builtinSchema{goType: "selftools.findArgs", json: `{"type":"object","properties":{"query":{"type":"string","description":"words for what the tool should do, e.g. convert currency"}},"required":["query"],"additionalProperties":false}`}, true
+	case "list_skills":
+		return builtinSchema{goType: "struct {}", json: `{"type":"object","additionalProperties":false}`}, true
+	case "use_skill":
+		return builtinSchema{goType: "skilltools.nameArgs", json: `{"type":"object","properties":{"name":{"type":"string","description":"the skill's name, e.g. weekly-report"}},"required":["name"],"additionalProperties":false}`}, true
+	case "read_skill_file":
+		return builtinSchema{goType: "skilltools.readArgs", json: `{"type":"object","properties":{"skill":{"type":"string","description":"the skill's name, e.g. form-filler"},"path":{"type":"string","description":"a file in the skill's folder, e.g. reference.md or forms/intake.md; omit it or use . to list the skill's files"},"offset":{"type":"integer","description":"the byte to read from, as the previous page said; omit it for the start"}},"required":["skill"],"additionalProperties":false}`}, true
+	case "create_skill":
+		return builtinSchema{goType: "skilltools.writeArgs", json: `{"type":"object","properties":{"name":{"type":"string","description":"lowercase letters, digits and single hyphens, e.g. weekly-report"},"description":{"type":"string","description":"one line: what the skill does and when to use it"},"body":{"type":"string","description":"the procedure, in markdown: the steps, which tools to call with which arguments, what to check"}},"required":["name","description","body"],"additionalProperties":false}`}, true
+	case "update_skill":
+		return builtinSchema{goType: "skilltools.writeArgs", json: `{"type":"object","properties":{"name":{"type":"string","description":"lowercase letters, digits and single hyphens, e.g. weekly-report"},"description":{"type":"string","description":"one line: what the skill does and when to use it"},"body":{"type":"string","description":"the procedure, in markdown: the steps, which tools to call with which arguments, what to check"}},"required":["name","description","body"],"additionalProperties":false}`}, true
+	case "remember":
+		return builtinSchema{goType: "memorytools.rememberArgs", json: `{"type":"object","properties":{"fact":{"type":"string","description":"one durable fact in a short plain sentence that makes sense on its own, e.g. The owner's daughter Lea has violin lessons on Thursdays."}},"required":["fact"],"additionalProperties":false}`}, true
+	case "recall":
+		return builtinSchema{goType: "memorytools.recallArgs", json: `{"type":"object","properties":{"query":{"type":"string","description":"words the facts would contain, e.g. Lea violin"},"limit":{"type":"integer","description":"how many facts at most, 1 to 20; default 5"}},"required":["query"],"additionalProperties":false}`}, true
+	case "write_file":
+		return builtinSchema{goType: "risky.writeFileArgs", json: `{"type":"object","properties":{"path":{"type":"string","description":"the file's path, relative to the workspace"},"content":{"type":"string","description":"the whole new content of the file (at most 64 KiB)"}},"required":["path","content"],"additionalProperties":false}`}, true
+	case "run_shell":
+		return builtinSchema{goType: "risky.runShellArgs", json: `{"type":"object","properties":{"command":{"type":"string","description":"the shell command line, run with /bin/sh -c in the workspace"}},"required":["command"],"additionalProperties":false}`}, true
+	case "http_get":
+		return builtinSchema{goType: "risky.httpGetArgs", json: `{"type":"object","properties":{"url":{"type":"string","description":"the http or https URL to fetch"}},"required":["url"],"additionalProperties":false}`}, true
+	case "git":
+		return builtinSchema{goType: "risky.gitArgs", json: `{"type":"object","properties":{"args":{"type":"string","description":"the git arguments as one string, e.g. 'status' or 'commit -m \"fix typo\"'; split without a shell"}},"required":["args"],"additionalProperties":false}`}, true
+	case "update_config":
+		return builtinSchema{goType: "risky.updateConfigArgs", json: `{"type":"object","properties":{"changes":{"type":"object","description":"the settings to change, as nested keys, e.g. {\"provider\": {\"name\": \"ollama\", \"model\": \"qwen2.5:3b\"}} to switch to the configured provider named ollama","additionalProperties":true}},"required":["changes"],"additionalProperties":false}`}, true
+	case "schedule":
+		return builtinSchema{goType: "scheduletools.Args", json: `{"type":"object","properties":{"when":{"type":"string","description":"when it runs: a cron expression such as 30 8 * * 1-5, or every 30m, every 2h, every day at 08:00, every weekday at 07:30, every monday at 18:00"},"prompt":{"type":"string","description":"the message each run sends to shelldon as a new turn, written as the owner would ask it, e.g. Summarise the new files in the workspace inbox folder"}},"required":["when","prompt"],"additionalProperties":false}`}, true
+	}
+	return builtinSchema{}, false
 }

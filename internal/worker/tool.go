@@ -11,6 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/lazy"
 )
 
 // Tool is one tool the model may call in a turn.
@@ -141,7 +142,7 @@ func NewBuiltin[In any](name, description string, fn func(context.Context, In) (
 	if err != nil {
 		return nil, err
 	}
-	if s, ok := builtinSchemas[name]; ok && s.goType == t.argsType {
+	if s, ok := builtinSchemas(name); ok && s.goType == t.argsType {
 		t.params = json.RawMessage(s.json)
 	}
 	return t, nil
@@ -150,20 +151,27 @@ func NewBuiltin[In any](name, description string, fn func(context.Context, In) (
 // builtinTiers is the catalogue's tier of each built-in by name, made once
 // a process: a worker looks up each of some twenty built-ins as it builds a
 // turn's tools, and contracts.BuiltinTools makes the whole catalogue afresh
-// on each call (a tenth of the time the tools took to build).
-var builtinTiers = sync.OnceValue(func() map[string]contracts.Tier {
-	tiers := map[string]contracts.Tier{}
-	for _, b := range contracts.BuiltinTools() {
-		tiers[b.Name] = b.Tier
-	}
-	return tiers
-})
+// on each call (a tenth of the time the tools took to build). A zero-value
+// lazy.Value rather than a package-level sync.OnceValue, whose call is init
+// work for every process of the binary, the idle daemon included (package
+// lazy).
+func builtinTiers() map[string]contracts.Tier {
+	return builtinTierMap.Get(func() map[string]contracts.Tier {
+		tiers := map[string]contracts.Tier{}
+		for _, b := range contracts.BuiltinTools() {
+			tiers[b.Name] = b.Tier
+		}
+		return tiers
+	})
+}
+
+var builtinTierMap lazy.Value[map[string]contracts.Tier]
 
 // BuiltinSchema returns the parameter schema precomputed for the built-in
 // tool called name and the Go type it was derived from, for the test that
 // keeps builtin_schemas.go true to the types.
 func BuiltinSchema(name string) (goType string, schema json.RawMessage, ok bool) {
-	s, ok := builtinSchemas[name]
+	s, ok := builtinSchemas(name)
 	return s.goType, json.RawMessage(s.json), ok
 }
 

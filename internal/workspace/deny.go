@@ -64,10 +64,19 @@ var denyPatterns = []string{
 // the templates projects commit next to .env, by convention with
 // placeholders and never the values: they say which variables a program
 // needs, which is what the model reads them for. Any other .env.* (.env.local,
-// .env.production, .env.example.local) stays denied.
-var denyExceptions = map[string][]string{
-	".env.*": {".env.example", ".env.sample", ".env.template", ".env.dist"},
+// .env.production, .env.example.local) stays denied. A switch rather than
+// a map literal, which every process of the binary would build at package
+// init, the idle daemon included (package lazy).
+func denyExceptions(pattern string) []string {
+	switch pattern {
+	case ".env.*":
+		return envTemplates
+	}
+	return nil
 }
+
+// envTemplates are the exceptions of .env.* (denyExceptions).
+var envTemplates = []string{".env.example", ".env.sample", ".env.template", ".env.dist"}
 
 // denyPairs are denied two-component suffixes: a parent directory and a name
 // inside it, matched like denyPatterns. What the name holds is denied with
@@ -115,10 +124,12 @@ var codeExts = []string{".go", ".rs", ".java", ".scala", ".cs"}
 // sourceExts free a file beneath a directory named like a credential store
 // (internal/credentials/store.go, src/secrets/manager.py): a package of code.
 // What such a directory holds otherwise (tokens, JSON, YAML, keys, notes)
-// stays denied.
-var sourceExts = append(slices.Clone(codeExts),
+// stays denied. It starts with codeExts (TestSourceExtsHoldCodeExts),
+// spelled out: a literal of constants is static data, where an append
+// would be init work for every process of the binary (package lazy).
+var sourceExts = []string{".go", ".rs", ".java", ".scala", ".cs",
 	".kt", ".swift", ".dart", ".c", ".h", ".cc", ".cpp", ".hpp", ".py", ".js",
-	".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".rb", ".php")
+	".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".rb", ".php"}
 
 // deniedName reports whether name, a single path component inside a
 // directory called parent ("" for the workspace root), is on the deny list
@@ -141,7 +152,7 @@ func deniedName(parent, name string) bool {
 
 // excepted reports whether n, a denyKey, is one of pattern's denyExceptions.
 func excepted(pattern, n string) bool {
-	for _, e := range denyExceptions[pattern] {
+	for _, e := range denyExceptions(pattern) {
 		if n == fold(e) {
 			return true
 		}
@@ -313,7 +324,7 @@ func gitPatterns() []string {
 		}
 	}
 	for _, p := range denyPatterns {
-		if len(denyExceptions[p]) == 0 {
+		if len(denyExceptions(p)) == 0 {
 			out = append(out, caseless(p))
 		}
 	}
@@ -321,16 +332,16 @@ func gitPatterns() []string {
 		out = append(out, "**/"+caseless(d[0])+"/"+caseless(d[1]))
 	}
 	for _, p := range denyPatterns {
-		if len(denyExceptions[p]) == 0 {
+		if len(denyExceptions(p)) == 0 {
 			continue
 		}
 		out = append(out, caseless(p))
-		for _, e := range denyExceptions[p] {
+		for _, e := range denyExceptions(p) {
 			out = append(out, "!"+caseless(e))
 		}
 		for _, r := range fileRules {
 			if r.tree {
-				for _, e := range denyExceptions[p] {
+				for _, e := range denyExceptions(p) {
 					out = append(out, "**/"+caseless(r.pattern)+"/**/"+caseless(e))
 				}
 			}

@@ -451,8 +451,8 @@ func TestDenyCasesCoverPatterns(t *testing.T) {
 			t.Errorf("file rule %q: a denied case by name %v, beneath %v", r.pattern, byName, beneath)
 		}
 	}
-	for p, es := range denyExceptions {
-		for _, e := range es {
+	for _, p := range denyPatterns {
+		for _, e := range denyExceptions(p) {
 			if !slices.Contains(denyCases, denyCase{e, false}) {
 				t.Errorf("exception %q of %q is not an allowed case", e, p)
 			}
@@ -471,8 +471,8 @@ func TestGitPatternsOrder(t *testing.T) {
 		ok, _ := path.Match(fold(p), denyKey(name))
 		return ok
 	}
-	for p, es := range denyExceptions {
-		for _, e := range es {
+	for _, p := range denyPatterns {
+		for _, e := range denyExceptions(p) {
 			for _, q := range denyPatterns {
 				if q != p && matches(q, e) {
 					t.Errorf("exception %q of %q is matched by %q too", e, p, q)
@@ -505,7 +505,7 @@ func TestGitPatternsOrder(t *testing.T) {
 					}
 				}
 				for _, q := range denyPatterns {
-					if matches(q, c) && len(denyExceptions[q]) > 0 {
+					if matches(q, c) && len(denyExceptions(q)) > 0 {
 						t.Errorf("%q is matched by the file rule %q and the pattern with exceptions %q", c, r.pattern, q)
 					}
 				}
@@ -620,5 +620,14 @@ func TestCaseless(t *testing.T) {
 		if !slices.Contains(DenyPatterns(), line) {
 			t.Errorf("DenyPatterns() has no %s line: %q", line, DenyPatterns())
 		}
+	}
+}
+
+// sourceExts, spelled out, starts with codeExts: every extension that frees
+// a file named like a credential store frees one beneath such a directory.
+func TestSourceExtsHoldCodeExts(t *testing.T) {
+	t.Parallel()
+	if len(sourceExts) <= len(codeExts) || !slices.Equal(sourceExts[:len(codeExts)], codeExts) {
+		t.Errorf("sourceExts %q does not start with codeExts %q", sourceExts, codeExts)
 	}
 }

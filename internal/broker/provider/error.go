@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/shelldon/shelldon/internal/inert"
+	"github.com/shelldon/shelldon/internal/lazy"
 )
 
 // MaxMessage is how many bytes of a provider's own error message an *Error
@@ -97,7 +98,7 @@ func MalformedError(provider, message string, secrets ...string) *Error {
 // trim (which can then never leave part of a secret behind); the trim never
 // cuts an escape in two. Clean of a cleaned message is the same message.
 func Clean(s string, secrets ...string) string {
-	s = Redact(ansiSequence.ReplaceAllString(s, ""), secrets...)
+	s = Redact(ansiSequence().ReplaceAllString(s, ""), secrets...)
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) <= MaxMessage && inert.Text(s) == s {
 		return s
@@ -117,8 +118,17 @@ func Clean(s string, secrets ...string) string {
 
 // ansiSequence matches a terminal escape sequence: CSI (ESC [ ... final,
 // or the one-byte C1 CSI), a terminated OSC (ESC ] ... BEL or ST) and the
-// other escapes (ESC, intermediates, final).
-var ansiSequence = regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-~]|\x{9b}[0-?]*[ -/]*[@-~]`)
+// other escapes (ESC, intermediates, final). Built on first use, as are the
+// package's other tables: a package-level regexp or map is init work, run
+// (and its pages faulted in) by every process of the binary, the idle
+// daemon included (package lazy).
+func ansiSequence() *regexp.Regexp {
+	return ansiSequenceRe.Get(func() *regexp.Regexp {
+		return regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-~]|\x{9b}[0-?]*[ -/]*[@-~]`)
+	})
+}
+
+var ansiSequenceRe lazy.Value[*regexp.Regexp]
 
 // RetryableStatus reports whether an HTTP status is worth another attempt:
 // 408, 409, 425, 429 and every 5xx (including Anthropic's 529 overloaded).

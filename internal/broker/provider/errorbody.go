@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/shelldon/shelldon/internal/lazy"
 )
 
 // maxExcerpt bounds, in bytes, the excerpt of an error body shown when no
@@ -170,24 +172,35 @@ func detailText(d any, depth int) string {
 	return strings.Join(parts, "; ")
 }
 
-var (
-	htmlTitle   = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
-	htmlHidden  = regexp.MustCompile(`(?is)<(script|style|head)[^>]*>.*?</(script|style|head)>`)
-	htmlTag     = regexp.MustCompile(`(?s)<[^>]*>`)
-	htmlComment = regexp.MustCompile(`(?s)<!--.*?-->`)
-)
+// htmlPatterns are the regexps htmlText reads a page with, built by its
+// first call (see ansiSequence).
+type htmlPatterns struct{ title, hidden, tag, comment *regexp.Regexp }
+
+var htmlRe lazy.Value[htmlPatterns]
+
+func htmlPats() htmlPatterns {
+	return htmlRe.Get(func() htmlPatterns {
+		return htmlPatterns{
+			title:   regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`),
+			hidden:  regexp.MustCompile(`(?is)<(script|style|head)[^>]*>.*?</(script|style|head)>`),
+			tag:     regexp.MustCompile(`(?s)<[^>]*>`),
+			comment: regexp.MustCompile(`(?s)<!--.*?-->`),
+		}
+	})
+}
 
 // htmlText is what an HTML error page says: its title, else its text
 // without the markup, entities decoded.
 func htmlText(page string) string {
-	if m := htmlTitle.FindStringSubmatch(page); m != nil {
-		if title := strings.TrimSpace(html.UnescapeString(htmlTag.ReplaceAllString(m[1], " "))); title != "" {
+	re := htmlPats()
+	if m := re.title.FindStringSubmatch(page); m != nil {
+		if title := strings.TrimSpace(html.UnescapeString(re.tag.ReplaceAllString(m[1], " "))); title != "" {
 			return title
 		}
 	}
-	text := htmlComment.ReplaceAllString(page, " ")
-	text = htmlHidden.ReplaceAllString(text, " ")
-	text = htmlTag.ReplaceAllString(text, " ")
+	text := re.comment.ReplaceAllString(page, " ")
+	text = re.hidden.ReplaceAllString(text, " ")
+	text = re.tag.ReplaceAllString(text, " ")
 	return strings.Join(strings.Fields(html.UnescapeString(text)), " ")
 }
 

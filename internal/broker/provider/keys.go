@@ -11,24 +11,38 @@ import (
 
 // wellKnownKeys binds the API key variables of well-known providers to the
 // host of their API, where such a key is always allowed (over HTTPS on port
-// 443): the key's own issuer learns nothing from it. A read-only table.
-var wellKnownKeys = map[string][]string{
-	"ANTHROPIC_API_KEY":  {"api.anthropic.com"},
-	"OPENAI_API_KEY":     {"api.openai.com"},
-	"OPENROUTER_API_KEY": {"openrouter.ai"},
-	"GROQ_API_KEY":       {"api.groq.com"},
-	"MISTRAL_API_KEY":    {"api.mistral.ai"},
-	"DEEPSEEK_API_KEY":   {"api.deepseek.com"},
-	"TOGETHER_API_KEY":   {"api.together.xyz", "api.together.ai"},
-	"FIREWORKS_API_KEY":  {"api.fireworks.ai"},
-	"XAI_API_KEY":        {"api.x.ai"},
-	"GEMINI_API_KEY":     {"generativelanguage.googleapis.com"},
-	"GOOGLE_API_KEY":     {"generativelanguage.googleapis.com"},
+// 443): the key's own issuer learns nothing from it. A switch rather than a
+// map literal, which every process of the binary would build at init (see
+// ansiSequence); each call returns a new slice, which the caller may keep.
+func wellKnownKeys(env string) []string {
+	switch env {
+	case "ANTHROPIC_API_KEY":
+		return []string{"api.anthropic.com"}
+	case "OPENAI_API_KEY":
+		return []string{"api.openai.com"}
+	case "OPENROUTER_API_KEY":
+		return []string{"openrouter.ai"}
+	case "GROQ_API_KEY":
+		return []string{"api.groq.com"}
+	case "MISTRAL_API_KEY":
+		return []string{"api.mistral.ai"}
+	case "DEEPSEEK_API_KEY":
+		return []string{"api.deepseek.com"}
+	case "TOGETHER_API_KEY":
+		return []string{"api.together.xyz", "api.together.ai"}
+	case "FIREWORKS_API_KEY":
+		return []string{"api.fireworks.ai"}
+	case "XAI_API_KEY":
+		return []string{"api.x.ai"}
+	case "GEMINI_API_KEY", "GOOGLE_API_KEY":
+		return []string{"generativelanguage.googleapis.com"}
+	}
+	return nil
 }
 
 // WellKnownKeyHosts returns the hosts the key variable env is bound to by
 // default, or nil for a variable that is not well known.
-func WellKnownKeyHosts(env string) []string { return slices.Clone(wellKnownKeys[env]) }
+func WellKnownKeyHosts(env string) []string { return wellKnownKeys(env) }
 
 // KeyBinding says to which origins (scheme://host:port) the key held in
 // each variable may be sent. It is the well-known variables' hosts (over
@@ -64,7 +78,7 @@ func (b *KeyBinding) Bind(env, baseURL string) error {
 // those the owner bound, in order.
 func (b *KeyBinding) Origins(env string) []string {
 	var out []string
-	for _, h := range wellKnownKeys[env] {
+	for _, h := range wellKnownKeys(env) {
 		out = append(out, "https://"+h+":443")
 	}
 	if b != nil {

@@ -4,14 +4,21 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync"
+
+	"github.com/shelldon/shelldon/internal/lazy"
 )
 
 // selfStart is this process's start time as processStart reads it, once.
-var selfStart = sync.OnceValue(func() int64 {
-	st, _ := processStart(os.Getpid())
-	return st
-})
+// A zero-value lazy.Value rather than a package-level sync.OnceValue, whose
+// call is init work for every process of the binary (package lazy).
+func selfStart() int64 {
+	return selfStartTime.Get(func() int64 {
+		st, _ := processStart(os.Getpid())
+		return st
+	})
+}
+
+var selfStartTime lazy.Value[int64]
 
 // LeaseHeld reports whether the holder of a's lease is alive: this store
 // handle, or another live process (the same process id and, where the

@@ -22,9 +22,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -153,7 +153,29 @@ type migration struct {
 	sql     string
 }
 
-var migrationName = regexp.MustCompile(`^([0-9]{4})_([a-z0-9_]+)\.sql$`)
+// migrationName splits a migration file's name, NNNN_name.sql (name of
+// a-z, 0-9 and _), into its version and name. Read by hand rather than by a
+// package-level regexp, which would be init work for every process of the
+// binary (package lazy), and compiled at every start besides.
+func migrationName(file string) (version int, name string, ok bool) {
+	rest, found := strings.CutSuffix(file, ".sql")
+	if !found || len(rest) < 6 || rest[4] != '_' {
+		return 0, "", false
+	}
+	for i := range 4 {
+		if rest[i] < '0' || rest[i] > '9' {
+			return 0, "", false
+		}
+		version = version*10 + int(rest[i]-'0')
+	}
+	name = rest[5:]
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return 0, "", false
+		}
+	}
+	return version, name, true
+}
 
 // migrations returns the embedded migrations in order, checking that their
 // versions run 1, 2, 3... without gaps or duplicates.
@@ -164,16 +186,15 @@ func migrations() ([]migration, error) {
 	}
 	var ms []migration
 	for _, e := range entries {
-		m := migrationName.FindStringSubmatch(e.Name())
-		if m == nil {
+		v, name, ok := migrationName(e.Name())
+		if !ok {
 			return nil, fmt.Errorf("migration file %q: name is not NNNN_name.sql", e.Name())
 		}
-		v, _ := strconv.Atoi(m[1])
 		body, err := fs.ReadFile(migrationFS, "migrations/"+e.Name())
 		if err != nil {
 			return nil, err
 		}
-		ms = append(ms, migration{version: v, name: m[2], sql: string(body)})
+		ms = append(ms, migration{version: v, name: name, sql: string(body)})
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
 	for i, m := range ms {

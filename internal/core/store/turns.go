@@ -27,9 +27,15 @@ const (
 // Interrupted is the Error of a turn that RecoverRunning ended.
 const Interrupted = "interrupted"
 
-var finalStatus = map[string]bool{
-	StatusOK: true, StatusToolLimit: true, StatusDeadline: true, StatusCancelled: true, StatusError: true,
-	StatusApproval: true,
+// finalStatus reports whether status ends a turn. A switch rather than a
+// map literal, which would be init work for every process of the binary
+// (package lazy).
+func finalStatus(status string) bool {
+	switch status {
+	case StatusOK, StatusToolLimit, StatusDeadline, StatusCancelled, StatusError, StatusApproval:
+		return true
+	}
+	return false
 }
 
 // TurnEnd is how a turn ended, for FinishTurn.
@@ -84,7 +90,7 @@ func (s *Store) BeginTurn(ctx context.Context, chat, input string, at time.Time)
 // are not appended again. A turn is finished once; a second call returns
 // ErrTurnFinished, an unknown turn ErrNotFound.
 func (s *Store) FinishTurn(ctx context.Context, turn int64, end TurnEnd) error {
-	if !finalStatus[end.Status] {
+	if !finalStatus(end.Status) {
 		return fmt.Errorf("store: finish turn %d: invalid status %q", turn, end.Status)
 	}
 	if end.At.IsZero() {

@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -63,8 +62,18 @@ func Eval(ctx context.Context, code string) (string, error) {
 var errLoad = errors.New("eval: load is not available; eval is hermetic and sees only the built-ins plus math and json")
 
 // loadCall spots a load that does not even parse, like load("x"): the
-// parser takes load for a keyword.
-var loadCall = regexp.MustCompile(`^load\b`)
+// parser takes load for a keyword. It is what the regexp ^load\b matches:
+// load at the start, not followed by a letter, digit or _. Spelled out
+// rather than a package-level regexp, which would be init work for every
+// process of the binary, the idle daemon included (package lazy).
+func loadCall(code string) bool {
+	rest, ok := strings.CutPrefix(code, "load")
+	if !ok || rest == "" {
+		return ok
+	}
+	c := rest[0]
+	return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_')
+}
 
 // evalOptions allow set() and nothing else beyond the core language: no
 // while loops, no recursion, no top-level statements.
@@ -77,7 +86,7 @@ func evalExpr(ctx context.Context, lim evalLimits, code string) (string, error) 
 		return "", fmt.Errorf("eval: code is %d bytes; the limit is %d", len(code), lim.MaxCode)
 	}
 	code = strings.TrimSpace(code)
-	if loadCall.MatchString(code) {
+	if loadCall(code) {
 		return "", errLoad
 	}
 	opts := evalOptions

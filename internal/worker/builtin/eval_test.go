@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,19 @@ func TestNesting(t *testing.T) {
 	} {
 		if got := starlarkjson.Nesting(s); got != want {
 			t.Errorf("starlarkjson.Nesting(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+// loadCall matches what the regexp ^load\b it replaced matched.
+func TestLoadCallIsTheRegexp(t *testing.T) {
+	re := regexp.MustCompile(`^load\b`)
+	for _, code := range []string{
+		"load", "load(", "load('x')", "load x", "load.x", "load-1", "load\n", "loadé",
+		"loader", "load_x", "load9", "loadX", "Load(", " load(", "", "loa", "x = load",
+	} {
+		if got, want := loadCall(code), re.MatchString(code); got != want {
+			t.Errorf("loadCall(%q) = %v, the regexp says %v", code, got, want)
 		}
 	}
 }
