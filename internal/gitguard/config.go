@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/shelldon/shelldon/internal/lazy"
 )
 
 // A repository's configuration can name programs in many places (drivers
@@ -16,13 +18,13 @@ import (
 // (view.go) finds the files; the sandbox shows git the copies in their
 // place (sandbox.Cover).
 
-var allowedConfigOnce lazy[map[string]bool]
+var allowedConfigOnce lazy.Value[map[string]bool]
 
 // allowedConfig are the variables kept: "section.key", or
 // "section.*.key" for a variable with a subsection (any subsection).
 // Section and key are lowercase, as git compares them.
 func allowedConfig() map[string]bool {
-	return allowedConfigOnce.get(func() map[string]bool {
+	return allowedConfigOnce.Get(func() map[string]bool {
 		return setOf(
 			// Reading the repository.
 			"core.repositoryformatversion", "core.bare", "core.filemode", "core.symlinks",
@@ -61,7 +63,7 @@ func allowedConfig() map[string]bool {
 	})
 }
 
-var knownExtensionsOnce lazy[map[string]bool]
+var knownExtensionsOnce lazy.Value[map[string]bool]
 
 // knownExtensions are the repository format extensions git may need to
 // read a repository correctly; none names a program. partialclone names a
@@ -70,7 +72,7 @@ var knownExtensionsOnce lazy[map[string]bool]
 // extension not listed here refuses the call: dropping it could make git
 // misread the repository, keeping it could make a newer git run something.
 func knownExtensions() map[string]bool {
-	return knownExtensionsOnce.get(func() map[string]bool {
+	return knownExtensionsOnce.Get(func() map[string]bool {
 		return map[string]bool{
 			"objectformat": true, "compatobjectformat": true, "refstorage": true,
 			"preciousobjects": true, "worktreeconfig": true, "partialclone": false,

@@ -3,16 +3,18 @@ package gitguard
 import (
 	"sort"
 	"strings"
+
+	"github.com/shelldon/shelldon/internal/lazy"
 )
 
-var specsOnce lazy[map[string]*spec]
+var specsOnce lazy.Value[map[string]*spec]
 
 // The subcommands offered and their options, as git 2.39 knows them
 // (`git <sub> -h`, `git <sub> --git-completion-helper-all`). Options git
 // has that are not listed here are refused as unknown; refused options are
 // listed so that their abbreviations are recognised.
 // specs are built on first use, not at the start of every shelldon process.
-func specs() map[string]*spec { return specsOnce.get(buildSpecTable) }
+func specs() map[string]*spec { return specsOnce.Get(buildSpecTable) }
 
 func buildSpecTable() map[string]*spec {
 	return buildSpecs(map[string]*spec{
@@ -252,10 +254,10 @@ func pickOpts() []option {
 	}
 }
 
-var stashSpecsOnce lazy[map[string]*spec]
+var stashSpecsOnce lazy.Value[map[string]*spec]
 
 // stashSpecs are the stash subcommands offered.
-func stashSpecs() map[string]*spec { return stashSpecsOnce.get(buildStashSpecTable) }
+func stashSpecs() map[string]*spec { return stashSpecsOnce.Get(buildStashSpecTable) }
 
 func buildStashSpecTable() map[string]*spec {
 	return buildSpecs(map[string]*spec{
@@ -279,17 +281,17 @@ func buildStashSpecTable() map[string]*spec {
 	})
 }
 
-var stashNamesOnce lazy[[]string]
+var stashNamesOnce lazy.Value[[]string]
 
 func stashNames() []string {
-	return stashNamesOnce.get(func() []string { return sortedKeys(stashSpecs()) })
+	return stashNamesOnce.Get(func() []string { return sortedKeys(stashSpecs()) })
 }
 
-var refusedStashOnce lazy[map[string]string]
+var refusedStashOnce lazy.Value[map[string]string]
 
 // refusedStash are the stash subcommands refused, with why.
 func refusedStash() map[string]string {
-	return refusedStashOnce.get(func() map[string]string {
+	return refusedStashOnce.Get(func() map[string]string {
 		return map[string]string{
 			"save":   "it is deprecated; use git stash push -m <message>",
 			"create": "it is plumbing for scripts",
@@ -298,11 +300,11 @@ func refusedStash() map[string]string {
 	})
 }
 
-var refusedSubsOnce lazy[map[string]string]
+var refusedSubsOnce lazy.Value[map[string]string]
 
 // refusedSubs are the git subcommands refused, with why.
 func refusedSubs() map[string]string {
-	return refusedSubsOnce.get(func() map[string]string {
+	return refusedSubsOnce.Get(func() map[string]string {
 		return map[string]string{
 			"clone":           "it talks to the network and runs transports",
 			"fetch":           "it talks to the network and runs transports",
