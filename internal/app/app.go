@@ -65,6 +65,7 @@ type App struct {
 	background sync.WaitGroup
 	bgMu       sync.Mutex
 	closing    bool
+	oneShot    bool       // OneShot: no background work
 	cfgMu      sync.Mutex // guards Config and Providers across live reloads
 	// settingsMu serializes the changes to the owner's files (the
 	// settings API, an approved update_config): each is prepared from

@@ -160,6 +160,7 @@ func (e cmdEnv) chatCmd() *cobra.Command {
 				HistoryFile: a.Config.Path(historyFile), Now: timeNow, Inbox: a,
 			}
 			if cmd.Flags().Changed("message") {
+				a.OneShot()
 				// Once has said what went wrong; the status tells a script.
 				if code, _ := term.Once(cmd.Context(), message); code != cli.ExitAnswered {
 					return exitError{code: code}

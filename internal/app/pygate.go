@@ -34,12 +34,23 @@ func (a *App) buildPyGateOnFirstSpawn(ctx context.Context, s core.Spawner, dir s
 	}}
 }
 
+// OneShot says the process answers one message and exits (chat -m): it
+// starts no background work, which its exit would wait for (the Python
+// gate's cache takes a python3 of some 27 MiB and half a second here,
+// seconds on a Pi). A gate in its turn compiles what it needs itself; a
+// daemon or an interactive chat builds the cache.
+func (a *App) OneShot() {
+	a.bgMu.Lock()
+	defer a.bgMu.Unlock()
+	a.oneShot = true
+}
+
 // inBackground runs f in a goroutine Close waits for, unless Close has
-// begun.
+// begun or the process is a one-shot (OneShot).
 func (a *App) inBackground(f func()) {
 	a.bgMu.Lock()
 	defer a.bgMu.Unlock()
-	if a.closing {
+	if a.closing || a.oneShot {
 		return
 	}
 	a.background.Add(1)

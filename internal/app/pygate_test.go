@@ -60,6 +60,29 @@ func TestDaemonBuildsThePythonGateCache(t *testing.T) {
 	}
 }
 
+// TestOneShotBuildsNothing: a one-shot process (chat -m) starts its turn's
+// worker without building the Python gate's cache, which its exit would
+// wait for.
+func TestOneShotBuildsNothing(t *testing.T) {
+	if _, err := toolbox.SandboxPython(); errors.Is(err, toolbox.ErrNoPython) {
+		t.Skip("no python3 on the sandbox's PATH")
+	}
+	home, environ := testHome(t)
+	a, err := OpenFor(context.Background(), ForDaemon, home, environ, io.Discard, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.OneShot()
+	s := a.buildPyGateOnFirstSpawn(context.Background(), &countSpawns{}, a.pyGateCache(a.current()))
+	if _, err := s.Spawn(context.Background()); !errors.Is(err, errNoWorker) {
+		t.Fatalf("spawn: %v, want the inner spawner's error", err)
+	}
+	a.Close()
+	if files, _ := filepath.Glob(filepath.Join(home, "cache", "pygate", "*")); len(files) != 0 {
+		t.Errorf("a one-shot process built %q", files)
+	}
+}
+
 // TestFirstSpawnAfterClose: a worker started after Close began starts no
 // background work Close would not wait for.
 func TestFirstSpawnAfterClose(t *testing.T) {
