@@ -207,6 +207,9 @@ All figures come from \`go test -bench\` (the files named below), against the re
 (built with CGO off) and a fake provider (\`internal/broker/brokertest\`, an HTTP server on
 127.0.0.1, in the benchmark's own process, that answers at once). Where a benchmark ran
 several times, a figure is the median of the runs with their range: "median (min – max)".
+The range is of runs minutes apart in one session; sessions differ by more on this machine, a
+virtual machine shared with other work: two runs of this script 25 minutes apart for issue 15
+gave a per-turn p50 of 8.2 (8.1 – 8.6) and 7.1 (6.6 – 7.6) ms.
 The machine has two cores, which the daemon, its worker, the sandbox helper of the next
 worker and the benchmark's own client and fake provider share.
 
