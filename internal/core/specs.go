@@ -67,7 +67,7 @@ func (c *specCache) resolve(set *specSet, tools []contracts.ToolSpec) ([]contrac
 			held, ok = set.specs[t.Digest]
 		}
 		if !ok || held.Name != t.Name || t.Description != "" || len(t.Parameters) != 0 {
-			return nil, fmt.Errorf("the request names tool %q by a digest the daemon did not list", t.Name)
+			return nil, fmt.Errorf("the request names tool %.64q by a digest the daemon did not list", t.Name)
 		}
 		tools[i] = held
 	}
