@@ -269,10 +269,17 @@ func (c *Core) send(ctx context.Context, chat, key, text string, ev Events) (Out
 		return c.runTurn(ctx, chat, key, text, nil, ev)
 	}
 	// The budgets are read beside the turn, not before it: their warning
-	// only heads the reply.
+	// only heads the reply. It must count what was spent before this turn
+	// only, so the turn's first model call is not metered until the read
+	// is done (budgetRead), which at a turn's pace has long happened.
 	warning := make(chan string, 1)
-	go func() { warning <- c.budgetWarning(ctx) }()
-	out, err := c.runTurn(ctx, chat, key, text, nil, ev)
+	read := make(chan struct{})
+	go func() {
+		w := c.budgetWarning(ctx)
+		close(read)
+		warning <- w
+	}()
+	out, err := c.runTurn(context.WithValue(ctx, budgetReadKey{}, read), chat, key, text, nil, ev)
 	return warned(out, <-warning), err
 }
 

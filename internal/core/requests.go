@@ -30,6 +30,7 @@ func (c *Core) calls(job contracts.Job, specs *specSet, ev Events, filed *turnFi
 				return contracts.Completion{}, err
 			}
 			comp, err := c.complete(ctx, model, req, ev)
+			budgetRead(ctx)
 			c.meter(ctx, job, ev, comp)
 			profileOf(ctx).mark("usage recorded")
 			return comp, err
@@ -56,6 +57,19 @@ func (c *Core) calls(job contracts.Job, specs *specSet, ev Events, filed *turnFi
 		wire.MethodFindTools: wire.Handle(func(_ context.Context, req contracts.FindTools) ([]contracts.SelfTool, error) {
 			return c.findTools(job, req, filed)
 		}),
+	}
+}
+
+// budgetReadKey carries, in a turn's context, a channel closed once the
+// budgets' warning for the turn has read what was spent (Core.send).
+type budgetReadKey struct{}
+
+// budgetRead waits until the turn's budget warning, if it has one, has
+// read the ledger: the turn's own model calls are metered after it, so
+// the warning counts only what was spent before the turn.
+func budgetRead(ctx context.Context) {
+	if read, ok := ctx.Value(budgetReadKey{}).(chan struct{}); ok {
+		<-read
 	}
 }
 
