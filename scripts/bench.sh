@@ -359,11 +359,30 @@ Whether the right tool is among those offered (\`toolbox.SelectK\`, 8) for a req
 from the owner's message alone, and among the first 8 of a \`find_tools\` query a model would
 write (\`TestRelevance\`, \`TestHeldout\`, \`internal/toolsearch\`; how each set was written is in
 \`internal/toolsearch/testdata/README.md\`). \`requests.json\` is the set the ranking was tuned
-on; \`heldout.json\` and \`heldout2.json\` were read and tuned against in issue 15's second pass;
-\`heldout3.json\` was written blind to the ranker and all the other sets, and measured once, so
-it is the figure to judge by. The target is 90% at 8 from the message and 100% with
-\`find_tools\`. "Without synonyms" drops the hand-written synonym, alias and phrase tables;
-"without related" drops the table of related words derived from WordNet 3.0.
+on; \`heldout.json\` and \`heldout2.json\` were read and tuned against in issue 15's second pass,
+\`heldout3.json\` (written blind, 87.0% at 8 when it was measured once then) in its third.
+\`heldout4.json\` was written blind to the ranker and all the other sets, while the third pass's
+changes were made, and measured once after them, so it is the figure to judge by; with the
+ranker before the third pass it gave 49, 72, 77, 83 and 90% at 1, 3, 5, 8 and 16 from the
+message. The target is 90% at 8 from the message and 100% with \`find_tools\`. "Without
+synonyms" drops the hand-written synonym, alias and phrase tables; "without related" drops
+the table of related words derived from WordNet 3.0.
+
+The third pass sorted the misses of the four development sets (317 requests) by cause and
+changed the ranking for the causes that are not a single missing word: a word right after a
+dot is read as a file name's extension and adds the format it names ("deploy.sh" adds shell,
+"notes.md" markdown); a hyphenated compound is also one term ("check-in"; "e-book" as
+"ebook"); a pasted value in a standard shape adds the words of its encoding (percent escapes,
+quoted-printable, hex digests by length, JWTs, HTML entities, \\u escapes, punycode, Roman
+numerals); a query's light words (particles such as "out", "up", "off"; light verbs such as
+"make", "take", "keep") count half, with the terms they add, so "stands out" in a description
+no longer outranks the object of a request; acronyms are looked up only for three or four
+words in a row with no stop word or punctuation between them, and only when the acronym is
+not a word itself; "min", "h" and "sec" after a number are minutes, hours and seconds. Most
+of the misses left need knowledge of the world (a flight number, a currency, "Cargo" for
+TOML) or tell apart tools that differ by their verb alone ("strip every digit" labelled
+\`remove_numbers\`, \`remove_digits\` ranked second). Ranking 10,000 tools took 62.0 µs against
+61.8 before (medians of 30 interleaved runs), and the index of 1,000 tools holds the same 88 KB.
 
 | set | ranked from | requests | @1 % | @3 % | @5 % | @8 % | @16 % |
 |---|---|---|---|---|---|---|---|

@@ -9,12 +9,13 @@ import (
 )
 
 // TestHeldout reports recall@k on the held-out labeled sets (see
-// testdata/README.md for how each was written). heldout.json and
-// heldout2.json have since been tuned against (development data, like
-// requests.json); heldout3.json is the one the tuning never saw, so its
-// figures estimate how the ranking does on new requests. It asserts only
-// that each set parses and names existing tools: the figures are
-// reported, not tuned against, and heldout3.json's must stay that way.
+// testdata/README.md for how each was written). The first three have
+// since been tuned against (development data, like requests.json;
+// heldout3.json in issue 15's third pass), so their figures overstate how
+// the ranking does on new requests; heldout4.json, written blind while
+// that tuning was done and measured once after it, estimates that, and
+// must not be tuned against. It asserts only that each set parses and
+// names existing tools.
 func TestHeldout(t *testing.T) {
 	tools := loadTools(t)
 	ix := Build(tools)
@@ -22,7 +23,7 @@ func TestHeldout(t *testing.T) {
 	bare.noSynonyms = true
 	noRel := *ix
 	noRel.noRelated = true
-	for _, file := range []string{"heldout.json", "heldout2.json", "heldout3.json"} {
+	for _, file := range []string{"heldout.json", "heldout2.json", "heldout3.json", "heldout4.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", file))
 		if err != nil {
 			t.Fatal(err)

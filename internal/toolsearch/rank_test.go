@@ -109,6 +109,12 @@ func TestQueryExpansion(t *testing.T) {
 		{Name: "reverse_text", Description: "Reverses a text."},
 		{Name: "misc_tool", Description: "Filler words: text picture amount price."},
 		{Name: "fetch_earthquakes", Description: "Lists recent seismic events."},
+		{Name: "lint_shell_script", Description: "Checks a script."},
+		{Name: "lint_python_code", Description: "Checks a script."},
+		{Name: "split_epub", Description: "Splits an e-book into chapters."},
+		{Name: "decode_url", Description: "Decodes a percent-escaped string."},
+		{Name: "roman_to_integer", Description: "Reads a numeral."},
+		{Name: "cut_video", Description: "Shortens a clip."},
 	})
 	for _, c := range []struct{ q, want string }{
 		{"what week was it", "weekday_of_date"},        // prefix: a longer term
@@ -121,10 +127,21 @@ func TestQueryExpansion(t *testing.T) {
 		{"black and white picture", "grayscale_image"}, // phrase over a shared word
 		{"monitor my shares", "watch_stock_price"},     // vocabulary bridge
 		{"any quakes in Chile", "fetch_earthquakes"},   // related (WordNet): quake -> earthquake
+		{"lint deploy.sh", "lint_shell_script"},        // a file name's extension
+		{"my ebook", "split_epub"},                     // a hyphenated compound as one word
+		{"caf%C3%A9%20menu", "decode_url"},             // a pasted value's shape
+		{"what's XLII", "roman_to_integer"},            // likewise
 	} {
 		ms := ix.Rank(c.q, 1)
 		if len(ms) == 0 || ms[0].Name != c.want {
 			t.Errorf("Rank(%q) = %v, want %s first", c.q, ms, c.want)
+		}
+	}
+	// Initials across a punctuation mark or a stop word, or forming a
+	// word, are no acronym.
+	for _, q := range []string{"come up tomorrow", "my body, mass index", "body of mass index"} {
+		if ms := ix.Rank(q, 1); len(ms) != 0 {
+			t.Errorf("Rank(%q) = %v, want none", q, ms)
 		}
 	}
 	noPrefix := *ix

@@ -193,7 +193,8 @@ func aliases() map[string][]string {
 			seven zip: 7z
 			color: colour
 			gray: grey
-			grayscale: greyscale`, "\n") {
+			grayscale: greyscale
+			javascript: js`, "\n") {
 			canon, variants, ok := strings.Cut(line, ":")
 			if !ok {
 				continue
@@ -207,6 +208,40 @@ func aliases() map[string][]string {
 }
 
 var aliasesOnce lazy.Value[map[string][]string]
+
+// extensions are the formats that file name extensions stand for, where
+// the extension is not the format's name: "deploy.sh" is a shell script,
+// "notes.md" Markdown. Only a word right after a dot ("x.md", ".md") is
+// read as an extension; many of them are ordinary words or abbreviations
+// of something else on their own ("md", "go"). General knowledge, like
+// the aliases.
+func extensions() map[string][]string {
+	return extensionsOnce.Get(func() map[string][]string {
+		m := map[string][]string{}
+		for _, line := range strings.Split(`
+			markdown: md mkd
+			shell: sh bash zsh
+			javascript: mjs cjs jsx
+			typescript: ts tsx
+			python: py
+			rust: rs
+			ruby: rb
+			sqlite: db sqlite3
+			text: txt
+			jsonl: ndjson`, "\n") {
+			format, exts, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			for _, e := range strings.Fields(exts) {
+				m[e] = strings.Fields(format)
+			}
+		}
+		return m
+	})
+}
+
+var extensionsOnce lazy.Value[map[string][]string]
 
 // unitForms joins units written with a slash into the one word tools use.
 func unitForms() *strings.Replacer {
@@ -228,6 +263,20 @@ func currencyCode(r rune) (string, bool) {
 		return "gbp", true
 	case '¥':
 		return "jpy", true
+	}
+	return "", false
+}
+
+// timeUnit is the unit of time an abbreviation names after a number
+// ("15 min", "2h"); on its own "min" is as often a minimum.
+func timeUnit(s string) (string, bool) {
+	switch s {
+	case "h", "hr", "hrs":
+		return "hour", true
+	case "min", "mins":
+		return "minute", true
+	case "sec", "secs":
+		return "second", true
 	}
 	return "", false
 }

@@ -13,8 +13,10 @@ import (
 // spelling variants and abbreviations of units, currencies and file
 // formats written out (aliases: "kg" is "kilogram", "$" is "usd", "°C" is
 // "celsius", "yml" is "yaml"), a number before a unit dropped ("5kg" is
-// "kilogram"), stemmed (Stem), without stop words, numbers or one-letter
-// words. Tools and queries go through the same function, so their terms
+// "kilogram"), a file name's extension followed by the format it names
+// ("deploy.sh": "sh", "shell"), a hyphenated compound followed by itself
+// as one term ("check-in": "check", "check-in"), stemmed (Stem), without
+// stop words, numbers or one-letter words. Tools and queries go through the same function, so their terms
 // meet.
 func Terms(text string) []string {
 	var out []string
@@ -30,7 +32,12 @@ func appendTerms(text string, st stems, emit func(string)) {
 	}
 	word := make([]rune, 0, 32)
 	var lower []byte
+	last := make([]byte, 0, 32) // the previous word, lowercase
 	afterNumber := false
+	// sep is the separator just before the word being read: '.' (a file
+	// name's extension follows), '-' (a compound's second part follows)
+	// or 0 for any other.
+	var sep, wordSep rune
 	flush := func() {
 		if len(word) == 0 {
 			return
@@ -41,12 +48,33 @@ func appendTerms(text string, st stems, emit func(string)) {
 		}
 		word = word[:0]
 		w := string(lower)
-		// A lone C or F after a number is a temperature: "451 F".
+		// A lone C or F after a number is a temperature: "451 F"; a
+		// "min" or "h" a time: "15 min".
 		if scale, ok := degreeScale(w); ok && afterNumber && w != "k" {
 			w = scale
+		} else if unit, ok := timeUnit(w); ok && afterNumber {
+			w = unit
 		}
 		afterNumber = allDigits(w)
 		emitWord(w, st, emit)
+		switch {
+		case wordSep == '.':
+			// "deploy.sh", ".md": the format the extension names.
+			for _, f := range extensions()[w] {
+				emitWord1(f, st, emit)
+			}
+		case wordSep == '-' && len(last) > 0 && !afterNumber && !allDigits(string(last)):
+			// "check-in", "e-book": the compound as a term of its own,
+			// which meets the same compound and not its parts' other
+			// uses; one with a one-letter first part (no term) as the
+			// one word it is often written as ("ebook").
+			if len(last) == 1 {
+				emitWord1(string(last)+w, st, emit)
+			} else {
+				emitWord1(string(last)+"-"+w, st, emit)
+			}
+		}
+		last = append(last[:0], lower...)
 	}
 	var prev rune
 	for i := 0; i < len(text); {
@@ -57,11 +85,16 @@ func appendTerms(text string, st stems, emit func(string)) {
 			// A lower-to-upper change starts a new word (camelCase).
 			if unicode.IsUpper(r) && unicode.IsLower(prev) {
 				flush()
+				sep = 0
+			}
+			if len(word) == 0 {
+				wordSep, sep = sep, 0
 			}
 			word = append(word, r)
 		case r == '°':
 			// °C, °F, °K: a temperature scale.
 			flush()
+			sep = 0
 			next, m := utf8.DecodeRuneInString(text[i:])
 			after, _ := utf8.DecodeRuneInString(text[i+m:])
 			if m > 0 && !unicode.IsLetter(after) {
@@ -72,6 +105,10 @@ func appendTerms(text string, st stems, emit func(string)) {
 			}
 		default: // '_' and everything else separate words
 			flush()
+			sep = 0
+			if r == '.' && prev != '.' || r == '-' && unicode.IsLetter(prev) {
+				sep = r
+			}
 			if code, ok := currencyCode(r); ok {
 				emitWord(code, st, emit)
 			}
@@ -94,6 +131,8 @@ func emitWord(w string, st stems, emit func(string)) {
 	if i := strings.IndexFunc(w, func(r rune) bool { return !unicode.IsDigit(r) }); i > 0 {
 		if scale, ok := degreeScale(w[i:]); ok && w[i:] != "k" {
 			emitWord1(scale, st, emit) // "30C"
+		} else if unit, ok := timeUnit(w[i:]); ok {
+			emitWord1(unit, st, emit) // "15min"
 		} else {
 			emitWord(w[i:], st, emit)
 		}

@@ -70,6 +70,10 @@ func TestTerms(t *testing.T) {
 		{"the 4th at 3pm", nil},
 		{"unpack a .tgz, a 7z and a .jpg", []string{"unpack", "tar", "gz", "seven", "zip", "jpeg"}},
 		{"mp3 sha256 base64", []string{"mp3", "sha256", "base64"}},
+		{"lint deploy.sh, notes.MD and a .py", []string{"lint", "deploi", "sh", "shell", "note", "md", "markdown", "py", "python"}},
+		{"my JS and TS code", []string{"javascript", "ts", "code"}},
+		{"an e-book, two check-ins, x-10", []string{"book", "ebook", "two", "check", "check-in"}},
+		{"every 15 min for 2h, 30sec, the min value", []string{"minut", "hour", "second", "min", "valu"}},
 		{"", nil},
 	} {
 		if diff := cmp.Diff(c.want, Terms(c.in)); diff != "" {
