@@ -6,10 +6,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/shelldon/shelldon/internal/budget"
+	"github.com/shelldon/shelldon/internal/lazy"
 )
 
 // BudgetConfig is the owner's spend budgets (budget.*): the owner's alone,
@@ -52,14 +52,31 @@ const (
 	maxWeight         = 100
 )
 
-// The patterns are compiled on first use, not at package init: a daemon
-// whose config has no budget kinds or quiet hours never compiles them.
-var (
-	kindName   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`) })
-	quietHours = sync.OnceValue(func() *regexp.Regexp {
+// isKindName reports whether k is a kind of self-driven turn's name: a
+// lowercase letter, then up to 31 lowercase letters, digits and _. It is
+// checked by hand, not by a regexp: every config's default weights hold a
+// kind, so a regexp would be compiled at every start.
+func isKindName(k string) bool {
+	if len(k) == 0 || len(k) > 32 || k[0] < 'a' || k[0] > 'z' {
+		return false
+	}
+	for _, c := range []byte(k[1:]) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// quietHoursRe is compiled on first use, not at package init: a daemon
+// whose config has no quiet hours never compiles it (package lazy).
+var quietHoursRe lazy.Value[*regexp.Regexp]
+
+func quietHours() *regexp.Regexp {
+	return quietHoursRe.Get(func() *regexp.Regexp {
 		return regexp.MustCompile(`^([01][0-9]|2[0-3]):([0-5][0-9])-([01][0-9]|2[0-3]):([0-5][0-9])$`)
 	})
-)
+}
 
 // completeBudget applies budget.* and schedules.* defaults and validates
 // them.
@@ -84,7 +101,7 @@ func (c *Config) completeBudget() []*Error {
 	for _, k := range slices.Sorted(maps.Keys(b.Weights)) {
 		key := "budget.weights." + k
 		switch w := b.Weights[k]; {
-		case !kindName().MatchString(k) || k == "owner":
+		case !isKindName(k) || k == "owner":
 			add(c.errAt(key, "%s is not a kind of self-driven turn (lowercase letters, digits and _, like schedule)", c.show(k)))
 		case w < 0 || w > maxWeight:
 			add(c.errAt(key, "%d is out of range: must be from 0 to %d", w, maxWeight))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +125,20 @@ schedules:
 	back, err := Load(h, env)
 	if err != nil || back.Budget.DailyUSD != 250*budget.Cent || back.Budget.Prices["x"].Input != budget.Microdollar {
 		t.Errorf("read back: %+v, %v", back, err)
+	}
+}
+
+// TestIsKindName: the hand-written check accepts exactly what the pattern
+// ^[a-z][a-z0-9_]{0,31}$ does.
+func TestIsKindName(t *testing.T) {
+	t.Parallel()
+	re := regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+	for _, k := range []string{
+		"", "schedule", "s", "a_b9", "_a", "9a", "Schedule", "sched-ule", "sched ule", "é",
+		"a" + strings.Repeat("b", 31), "a" + strings.Repeat("b", 32), "owner", "a\n", "\x00",
+	} {
+		if got, want := isKindName(k), re.MatchString(k); got != want {
+			t.Errorf("isKindName(%q) = %v, want %v", k, got, want)
+		}
 	}
 }

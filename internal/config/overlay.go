@@ -8,11 +8,11 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/lazy"
 )
 
 // CheckAgentChanges refuses changes the agent may not propose
@@ -258,12 +258,16 @@ func (c *Config) SecretNames() map[string]bool {
 	return out
 }
 
-var secretNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z_][A-Z0-9_]{0,63}$`) })
+var secretNameRe lazy.Value[*regexp.Regexp]
+
+func secretNamePattern() *regexp.Regexp {
+	return secretNameRe.Get(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z_][A-Z0-9_]{0,63}$`) })
+}
 
 // checkSecret refuses a secret .env could not hold or shelldon would not
 // read back; the message never quotes the value.
 func checkSecret(name, value string) error {
-	if !secretNameRe().MatchString(name) {
+	if !secretNamePattern().MatchString(name) {
 		return fmt.Errorf("config: %q is not a variable name (A-Z, 0-9 and _, starting with a letter or _)", name)
 	}
 	if value == "" {

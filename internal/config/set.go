@@ -5,8 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/shelldon/shelldon/internal/lazy"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -17,9 +17,13 @@ type settingSegment struct {
 	index int // -1: not a list element
 }
 
-var settingSegmentRe = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^([a-z][a-z0-9_]*)(?:\[([0-9]{1,3})\])?$`)
-})
+var settingSegmentRe lazy.Value[*regexp.Regexp]
+
+func settingSegmentPattern() *regexp.Regexp {
+	return settingSegmentRe.Get(func() *regexp.Regexp {
+		return regexp.MustCompile(`^([a-z][a-z0-9_]*)(?:\[([0-9]{1,3})\])?$`)
+	})
+}
 
 // SettingChange turns the owner's `shelldon config set KEY VALUE` into a
 // change for PrepareOverlay, the settings API's path. KEY is dotted
@@ -33,7 +37,7 @@ var settingSegmentRe = sync.OnceValue(func() *regexp.Regexp {
 func SettingChange(cfg *Config, key, value string) (map[string]any, error) {
 	var path []settingSegment
 	for _, part := range strings.Split(key, ".") {
-		m := settingSegmentRe().FindStringSubmatch(part)
+		m := settingSegmentPattern().FindStringSubmatch(part)
 		if m == nil {
 			return nil, fmt.Errorf("config: %q is not a config key (like provider.base_url or fallback[0].model)", key)
 		}

@@ -12,12 +12,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/shelldon/shelldon/internal/budget"
+	"github.com/shelldon/shelldon/internal/lazy"
 )
 
 // maxFile caps the size of a file in the home that Load reads.
@@ -68,7 +68,11 @@ func errText(err error) string {
 // sources remembers which file each YAML node came from.
 type sources map[*yaml.Node]string
 
-var yamlErrLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?`) })
+var yamlErrLineRe lazy.Value[*regexp.Regexp]
+
+func yamlErrLine() *regexp.Regexp {
+	return yamlErrLineRe.Get(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?`) })
+}
 
 // parse parses one YAML file into its top-level mapping, or nil when the
 // file holds no document (empty or only comments). It records every node's

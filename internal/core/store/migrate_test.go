@@ -101,7 +101,11 @@ func atVersion(t *testing.T, path string, v int) {
 	}
 	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`)
 	for _, m := range ms[:v] {
-		exec(m.sql)
+		text, err := m.text()
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec(text)
 		exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, 1)`, m.version, m.name)
 		for _, q := range fixtures[m.version] {
 			exec(q)

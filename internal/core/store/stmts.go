@@ -39,6 +39,7 @@ const (
 	hotFactsMatch
 	hotFactsLatest
 	hotAppendAudit
+	hotExpireDue
 	numHot
 )
 
@@ -90,6 +91,9 @@ var hotSQL = [numHot]string{
 	hotFactsLatest: `SELECT ` + factColumns + ` FROM facts f ORDER BY f.id DESC LIMIT ?`,
 	hotAppendAudit: `INSERT INTO audit (at, chat, turn, kind, tool, args, summary, ok, duration_ns)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	// Asked by the daemon every few seconds (ExpirePending), which almost
+	// always finds nothing due.
+	hotExpireDue: `SELECT EXISTS (SELECT 1 FROM approvals WHERE state = 'pending' AND expires_at <= ?)`,
 }
 
 // prepareHot prepares every hot query, after the migrations (a statement

@@ -48,6 +48,7 @@ func TestHotQueryPlans(t *testing.T) {
 		hotModelUsage:      {"SEARCH usage_daily", "SEARCH usage USING INDEX usage_at"},
 		hotHistoryTurns:    {"turns_chat"},
 		hotHistoryMessages: {"messages_chat"},
+		hotExpireDue:       {"approvals_state"},
 	} {
 		args := make([]any, strings.Count(hotSQL[q], "?"))
 		rows, err := s.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+hotSQL[q], args...)

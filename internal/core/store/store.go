@@ -150,7 +150,15 @@ func (s *Store) Close() error {
 type migration struct {
 	version int
 	name    string
-	sql     string
+	file    string // its path in migrationFS
+}
+
+// text is the migration's SQL. It is read when the migration is applied,
+// not when the migrations are listed: an open that finds the schema up to
+// date (every start but the first) needs only their names.
+func (m migration) text() (string, error) {
+	body, err := fs.ReadFile(migrationFS, m.file)
+	return string(body), err
 }
 
 // migrationName splits a migration file's name, NNNN_name.sql (name of
@@ -178,7 +186,8 @@ func migrationName(file string) (version int, name string, ok bool) {
 }
 
 // migrations returns the embedded migrations in order, checking that their
-// versions run 1, 2, 3... without gaps or duplicates.
+// versions run 1, 2, 3... without gaps or duplicates. Their SQL is read
+// only when one is applied (migration.text).
 func migrations() ([]migration, error) {
 	entries, err := fs.ReadDir(migrationFS, "migrations")
 	if err != nil {
@@ -190,11 +199,7 @@ func migrations() ([]migration, error) {
 		if !ok {
 			return nil, fmt.Errorf("migration file %q: name is not NNNN_name.sql", e.Name())
 		}
-		body, err := fs.ReadFile(migrationFS, "migrations/"+e.Name())
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: name, sql: string(body)})
+		ms = append(ms, migration{version: v, name: name, file: "migrations/" + e.Name()})
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
 	for i, m := range ms {
@@ -269,7 +274,11 @@ func (s *Store) apply(ctx context.Context, m migration, latest int) error {
 	case cur >= m.version:
 		return nil // another process applied it first
 	}
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+	text, err := m.text()
+	if err != nil {
+		return fmt.Errorf("migrate %04d_%s: %w", m.version, m.name, err)
+	}
+	if _, err := tx.ExecContext(ctx, text); err != nil {
 		return fmt.Errorf("migrate %04d_%s: %w", m.version, m.name, err)
 	}
 	// The migration's own bookkeeping; the only time read outside a caller's
