@@ -78,6 +78,11 @@ var fixtures = map[int][]string{
 		`INSERT INTO usage (at, chat, turn, origin, provider, model, input_tokens, output_tokens)
 		 VALUES (345600000000002, 'c1', 1, 'owner', 'openai', 'm', 5, 6)`,
 	},
+	10: {
+		// 0010 adds the web UI's login sessions.
+		`INSERT INTO web_sessions (id, csrf, created_at, last_seen, agent)
+		 VALUES ('` + strings.Repeat("0a", 32) + `', 'csrf10', 10000, 11000, 'Firefox')`,
+	},
 }
 
 // atVersion makes a database at path with migrations 1..v applied, as
@@ -338,6 +343,11 @@ func checkReadable(t *testing.T, s *Store, v int) {
 		}
 		if in, err := s.Inbox(ctx, true, 10); err != nil || len(in) != 1 || in[0].Text != "the plants are watered" || in[0].Schedule != 5 {
 			t.Errorf("Inbox after migrating from %d = %+v, %v", v, in, err)
+		}
+	}
+	if v >= 10 {
+		if ss, err := s.Session(ctx, strings.Repeat("0a", 32), time.Unix(0, 11000)); err != nil || ss.CSRF != "csrf10" || ss.Agent != "Firefox" {
+			t.Errorf("Session after migrating from %d = %+v, %v", v, ss, err)
 		}
 	}
 }
