@@ -56,6 +56,14 @@ type Provider struct {
 // ServerConfig is the HTTP API and web UI.
 type ServerConfig struct {
 	Listen string `yaml:"listen"` // host:port; default 127.0.0.1:7433
+	// AllowedHosts are the names, besides loopback's and the listen
+	// address's own, that a request's Host header may carry: the names
+	// the owner reaches the daemon by. Any other Host is refused, which
+	// stops a DNS-rebinding page from talking to the daemon.
+	AllowedHosts []string `yaml:"allowed_hosts"`
+	// SessionIdle is how long a web login lasts unused; default 720h
+	// (30 days), 10m to 8760h.
+	SessionIdle Duration `yaml:"session_idle"`
 }
 
 // ApprovalsConfig governs pending owner decisions.

@@ -53,6 +53,7 @@ func TestLoadDefaults(t *testing.T) {
 		var c Config
 		c.Home = home
 		c.Server.Listen = "127.0.0.1:7433"
+		c.Server.SessionIdle = Duration(30 * 24 * time.Hour)
 		c.Workspace = filepath.Join(home, "workspace")
 		c.Approvals.TTL = Duration(time.Hour)
 		c.Agent = AgentConfig{MaxToolCalls: 6, TurnBudget: Duration(25 * time.Second),
@@ -501,6 +502,26 @@ func TestLoadErrors(t *testing.T) {
 			name:  "bad listen port",
 			files: map[string]string{FileConfig: "server:\n  listen: 'localhost:99999'\n"},
 			file:  FileConfig, key: "server.listen", line: 2, msg: "the port must be a number from 0 to 65535",
+		},
+		{
+			name:  "allowed host with a port",
+			files: map[string]string{FileConfig: "server:\n  allowed_hosts: [pi.local, 'pi.local:7433']\n"},
+			file:  FileConfig, key: "server.allowed_hosts[1]", line: 2, msg: `"pi.local:7433" is not a host name or IP address`,
+		},
+		{
+			name:  "allowed host as a URL",
+			files: map[string]string{FileConfig: "server:\n  allowed_hosts:\n    - 'http://pi.local/'\n"},
+			file:  FileConfig, key: "server.allowed_hosts[0]", line: 3, msg: "is not a host name or IP address",
+		},
+		{
+			name:  "allowed host as a wildcard",
+			files: map[string]string{FileConfig: "server:\n  allowed_hosts: ['*.local']\n"},
+			file:  FileConfig, key: "server.allowed_hosts[0]", line: 2, msg: "is not a host name or IP address",
+		},
+		{
+			name:  "session idle too short",
+			files: map[string]string{FileConfig: "server:\n  session_idle: 1m\n"},
+			file:  FileConfig, key: "server.session_idle", line: 2, msg: "",
 		},
 		{
 			name:  "YAML syntax error with its line",

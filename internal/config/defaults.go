@@ -25,6 +25,7 @@ const (
 	defaultListen         = "127.0.0.1:7433"
 	defaultWorkspace      = "workspace"
 	defaultTTL            = time.Hour
+	defaultSessionIdle    = 30 * 24 * time.Hour
 	defaultMaxToolCalls   = 6
 	defaultTurnBudget     = 25 * time.Second
 	defaultReserve        = 2 * time.Second
@@ -63,6 +64,15 @@ func (c *Config) complete() []error {
 		c.Server.Listen = defaultListen
 	}
 	add(c.checkListen("server.listen", c.Server.Listen))
+	for i, h := range c.Server.AllowedHosts {
+		key := fmt.Sprintf("server.allowed_hosts[%d]", i)
+		if n, ok := HostName(h); ok {
+			c.Server.AllowedHosts[i] = n
+		} else {
+			add(c.errAt(key, "%s is not a host name or IP address (like pi.local or 192.168.1.20, without a port or scheme)", c.show(h)))
+		}
+	}
+	add(c.durationIn("server.session_idle", &c.Server.SessionIdle, defaultSessionIdle, 10*time.Minute, 8760*time.Hour))
 
 	if c.Workspace == "" {
 		c.Workspace = defaultWorkspace

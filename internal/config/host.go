@@ -1,6 +1,7 @@
 package config
 
 import (
+	"net/netip"
 	"net/url"
 	"strings"
 
@@ -37,4 +38,43 @@ func isPlainASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// HostName is h as a request's Host names it, normalized for comparison:
+// an IP address in its canonical form (an IPv6 one without brackets), or
+// a DNS name in lower case without a trailing dot. ok is false for
+// anything else: a port, a scheme, a path, a wildcard, a name that is not
+// plain ASCII letters, digits, hyphens and dots, or a label that is empty
+// or longer than 63 bytes.
+func HostName(h string) (string, bool) {
+	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		h = h[1 : len(h)-1]
+		a, err := netip.ParseAddr(h)
+		if err != nil || !a.Is6() || a.Zone() != "" {
+			return "", false
+		}
+		return a.String(), true
+	}
+	if a, err := netip.ParseAddr(h); err == nil {
+		if a.Zone() != "" {
+			return "", false
+		}
+		return a.Unmap().String(), true
+	}
+	h = strings.TrimSuffix(strings.ToLower(h), ".")
+	if h == "" || len(h) > 253 {
+		return "", false
+	}
+	for label := range strings.SplitSeq(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return "", false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				return "", false
+			}
+		}
+	}
+	return h, true
 }

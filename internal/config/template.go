@@ -33,6 +33,7 @@ func InitTemplate(kind, model, baseURL, apiKeyEnv string) []byte {
 		"{{timeout}}", Duration(defaultTimeout).String(),
 		"{{max_tokens}}", fmt.Sprint(defaultMaxTokens),
 		"{{listen}}", defaultListen,
+		"{{session_idle}}", Duration(defaultSessionIdle).String(),
 		"{{workspace}}", defaultWorkspace,
 		"{{ttl}}", Duration(defaultTTL).String(),
 		"{{max_tool_calls}}", fmt.Sprint(defaultMaxToolCalls),
@@ -129,6 +130,13 @@ server:
   # Address to listen on, host:port. Keep it on localhost unless a TLS proxy
   # sits in front.
   #listen: {{listen}}
+  # The names you reach shelldon by, besides localhost and the listen
+  # address: host names or IP addresses, no port, like [pi.local]. A
+  # request naming any other host is refused, so a web page that re-points
+  # a name of its own at this machine (DNS rebinding) cannot talk to it.
+  #allowed_hosts: []
+  # How long a web login lasts unused, 10m to 8760h.
+  #session_idle: {{session_idle}}
 
 # The only directory the file tools can read and write. A relative path is
 # relative to the shelldon home; "~/" means your home directory.
