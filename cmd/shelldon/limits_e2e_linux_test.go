@@ -182,7 +182,7 @@ func TestServeUnderAThousandIdleConnections(t *testing.T) {
 				for i := 0; ; i++ {
 					msg := "X"
 					if i == 0 {
-						msg = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: "
+						msg = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
 					}
 					if _, err := slow.Write([]byte(msg)); err != nil {
 						break
@@ -240,7 +240,7 @@ func TestServeRefusesHugeHeadersAndUncleanPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	fmt.Fprintf(c, "GET /api/../api/approvals HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", d.token)
+	fmt.Fprintf(c, "GET /api/../api/approvals HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n\r\n", d.token)
 	resp, err = http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatal(err)

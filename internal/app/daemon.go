@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/shelldon/shelldon/internal/core"
@@ -48,7 +50,8 @@ func NewDaemon(a *App, listen string) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	api, err := web.New(web.Options{Chat: a.Core, Approvals: a.Core, Tools: a.Core, Skills: a, Settings: a, Audit: a.Core, Memory: a.Core, Schedules: a, Usage: a.Core, Token: token, Logger: a.Log})
+	api, err := web.New(web.Options{Chat: a.Core, Approvals: a.Core, Tools: a.Core, Skills: a, Settings: a, Audit: a.Core, Memory: a.Core, Schedules: a, Usage: a.Core, Token: token, Logger: a.Log,
+		Sessions: a.Store, SessionIdle: cfg.Server.SessionIdle.D(), AllowedHosts: allowedHosts(listen, cfg.Server.AllowedHosts)})
 	if err != nil {
 		return nil, err
 	}
@@ -189,4 +192,17 @@ func (d *Daemon) Close() error {
 		return err
 	}
 	return nil
+}
+
+// allowedHosts are the names a request's Host may carry (besides
+// loopback's, which the API always allows): the owner's list and the host
+// of the listen address, unless that is a wildcard (0.0.0.0, ::, none).
+func allowedHosts(listen string, owner []string) []string {
+	out := slices.Clone(owner)
+	if h, _, err := net.SplitHostPort(listen); err == nil {
+		if ip, err := netip.ParseAddr(h); h != "" && (err != nil || !ip.IsUnspecified()) {
+			out = append(out, h)
+		}
+	}
+	return out
 }

@@ -56,7 +56,7 @@ func TestUncleanPathsAnswerJSON(t *testing.T) {
 	for _, p := range paths {
 		for _, method := range []string{"GET", "POST", "DELETE"} {
 			for _, tok := range []string{"", "Authorization: Bearer " + token + "\r\n"} {
-				resp := raw(t, srv, fmt.Sprintf("%s %s HTTP/1.1\r\nHost: x\r\n%sContent-Type: application/json\r\nContent-Length: 16\r\n\r\n{\"approve\":true}", method, p, tok))
+				resp := raw(t, srv, fmt.Sprintf("%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%sContent-Type: application/json\r\nContent-Length: 16\r\n\r\n{\"approve\":true}", method, p, tok))
 				if resp.StatusCode != 400 && resp.StatusCode != 404 && resp.StatusCode != 401 {
 					t.Errorf("%s %s (token %v): status %d", method, p, tok != "", resp.StatusCode)
 				}
@@ -75,7 +75,7 @@ func TestUncleanPathsAnswerJSON(t *testing.T) {
 	if len(f.sent) != 0 {
 		t.Errorf("an unclean path reached a handler: %q", f.sent)
 	}
-	resp := raw(t, srv, "CONNECT /api/chat HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp := raw(t, srv, "CONNECT /api/chat HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 	if resp.StatusCode != 405 || resp.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("CONNECT: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -92,7 +92,7 @@ func FuzzPath(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
-		req, err := http.ReadRequest(bufio.NewReader(strings.NewReader("GET " + p + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token + "\r\n\r\n")))
+		req, err := http.ReadRequest(bufio.NewReader(strings.NewReader("GET " + p + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token + "\r\n\r\n")))
 		if err != nil {
 			return // the server would refuse it before any handler
 		}
@@ -144,7 +144,7 @@ func TestBodies(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	fmt.Fprintf(c, "POST /api/chat HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n", token, maxChatBody+1)
+	fmt.Fprintf(c, "POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n", token, maxChatBody+1)
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil || resp.StatusCode != 413 || !resp.Close {

@@ -1,9 +1,11 @@
-// Package web is shelldon's HTTP API: chat, audit and health, behind a
-// bearer token. It reaches the agent only through the core's calls; it holds
-// no model credential and renders nothing the model could word as an
-// approval. Every answer is JSON, an unclean path included; the server's
-// limits (timeouts, header and body caps, the connection cap of Listener)
-// are in server.go.
+// Package web is shelldon's HTTP API and web UI: chat, audit and health,
+// behind a bearer token or a browser's session (session.go). It reaches
+// the agent only through the core's calls; it holds no model credential
+// and renders nothing the model could word as an approval. Every API
+// answer is JSON, an unclean path included; the UI's pages are HTML the
+// daemon writes (pages.go). It answers only to the hosts the owner
+// allows, and never to another origin. The server's limits (timeouts,
+// header and body caps, the connection cap of Listener) are in server.go.
 package web
 
 import (
@@ -15,6 +17,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/shelldon/shelldon/internal/core"
 )
@@ -67,6 +70,12 @@ type Server struct {
 	log    *slog.Logger
 	mux    *http.ServeMux
 	health func() map[string]any
+
+	sessions SessionStore // nil: no browser sessions
+	idle     time.Duration
+	hosts    hostGuard
+	logins   loginLimiter
+	now      func() time.Time
 }
 
 // Options configure a Server.
@@ -83,6 +92,15 @@ type Options struct {
 	Token     string         // the bearer token every /api call must carry
 	Logger    *slog.Logger
 	Health    func() map[string]any // extra fields for /healthz; nil for none
+	// Sessions keeps the browsers signed in (session.go); nil: only the
+	// bearer token is accepted.
+	Sessions SessionStore
+	// SessionIdle ends a session unused this long; DefaultSessionIdle if 0.
+	SessionIdle time.Duration
+	// AllowedHosts are the names a request's Host may carry besides
+	// localhost, 127.0.0.1 and ::1 (any other is refused).
+	AllowedHosts []string
+	Now          func() time.Time // default time.Now
 }
 
 // New returns the API handler. An empty token is refused: the API is never open.
@@ -90,12 +108,24 @@ func New(opts Options) (*Server, error) {
 	if len(opts.Token) < 16 {
 		return nil, errors.New("web: the API token must be at least 16 characters")
 	}
-	s := &Server{chat: opts.Chat, appr: opts.Approvals, tools: opts.Tools, skills: opts.Skills, sets: opts.Settings, audit: opts.Audit, token: []byte(opts.Token), log: opts.Logger, health: opts.Health}
+	s := &Server{chat: opts.Chat, appr: opts.Approvals, tools: opts.Tools, skills: opts.Skills, sets: opts.Settings, audit: opts.Audit, token: []byte(opts.Token), log: opts.Logger, health: opts.Health,
+		sessions: opts.Sessions, idle: opts.SessionIdle, hosts: newHostGuard(opts.AllowedHosts), now: opts.Now}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	if s.idle <= 0 {
+		s.idle = DefaultSessionIdle
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /{$}", s.getHome)
+	mux.HandleFunc("GET /login", s.getLogin)
+	mux.HandleFunc("POST /login", s.postLogin)
+	mux.HandleFunc("POST /logout", s.sessionOnly(s.postLogout))
+	mux.Handle("POST /api/sessions/revoke", s.auth(http.HandlerFunc(s.postRevokeSessions)))
 	mux.Handle("POST /api/chat", s.auth(http.HandlerFunc(s.postChat)))
 	mux.Handle("GET /api/audit", s.auth(http.HandlerFunc(s.getAudit)))
 	mux.Handle("GET /api/approvals", s.auth(http.HandlerFunc(s.getApprovals)))
@@ -130,8 +160,25 @@ func New(opts Options) (*Server, error) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
-	if r.Method == http.MethodConnect {
+	if !s.hosts.allows(r.Host) {
+		// A name the owner did not list: a page on another site that
+		// points a name of its own at this address (DNS rebinding).
+		writeError(w, http.StatusMisdirectedRequest, "host_not_allowed",
+			"this daemon does not answer to that host name; the owner lists the names it answers to in server.allowed_hosts")
+		return
+	}
+	switch r.Method {
+	case http.MethodConnect:
 		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "CONNECT is not served")
+		return
+	case http.MethodOptions:
+		// No CORS: a preflight is refused, so no other origin's page
+		// may send what it needs one for.
+		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "OPTIONS is not served: there is no cross-origin access")
+		return
+	}
+	if tokenInURL(r) {
+		writeError(w, http.StatusBadRequest, "token_in_url", "a token never goes in a URL: send it in the Authorization header, or sign in at /login")
 		return
 	}
 	if !cleanPath(r.URL.EscapedPath()) || !cleanPath(r.URL.Path) {
@@ -154,20 +201,55 @@ func cleanPath(p string) bool {
 	return c == p
 }
 
-// auth requires the bearer token, compared in constant time.
+// auth requires the bearer token, compared in constant time, or a
+// browser's session (session.go): for a request that may change anything,
+// from the daemon's own origin and with the session's CSRF token. A
+// request that sends an Authorization header is judged by it alone.
 func (s *Server) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The scheme is case-insensitive (RFC 9110); the token is not.
-		h := r.Header.Get("Authorization")
-		scheme, tok, _ := strings.Cut(h, " ")
-		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), s.token) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="shelldon"`)
-			writeError(w, http.StatusUnauthorized, "unauthorized", "a valid bearer token is required (Authorization: Bearer <token>)")
+		if h := r.Header.Get("Authorization"); h != "" || s.sessions == nil {
+			// The scheme is case-insensitive (RFC 9110); the token is not.
+			scheme, tok, _ := strings.Cut(h, " ")
+			if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), s.token) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="shelldon"`)
+				writeError(w, http.StatusUnauthorized, "unauthorized", "a valid bearer token is required (Authorization: Bearer <token>)")
+				return
+			}
+			servingOwner(r)
+			next.ServeHTTP(w, r)
 			return
 		}
-		servingOwner(r)
-		next.ServeHTTP(w, r)
+		s.sessionOnly(next.ServeHTTP)(w, r)
 	})
+}
+
+// sessionOnly requires a browser's live session, and for a request that
+// may change anything, the daemon's own origin and the session's CSRF
+// token.
+func (s *Server) sessionOnly(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		sess, err := s.session(w, r)
+		if err != nil {
+			if !errors.Is(err, errNoSession) {
+				s.log.Error("web session", "err", err)
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer realm="shelldon"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized", "a valid bearer token (Authorization: Bearer <token>) or a signed-in browser is required")
+			return
+		}
+		if unsafeMethod(r.Method) {
+			if !sameOrigin(r) {
+				writeError(w, http.StatusForbidden, "cross_origin", "a browser's request that changes something must come from shelldon's own page (Origin)")
+				return
+			}
+			if !csrfOK(r, sess) {
+				writeError(w, http.StatusForbidden, "csrf", "the request lacks this session's CSRF token ("+csrfHeader+")")
+				return
+			}
+		}
+		servingOwner(r)
+		next(w, r)
+	}
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
