@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/shelldon/shelldon/internal/core"
@@ -21,11 +22,12 @@ import (
 // ExpireEvery). It is built and run without the command line, so tests
 // drive it directly.
 type Daemon struct {
-	app    *App
-	ln     net.Listener
-	srv    *http.Server
-	bot    *telegram.Bot
-	source string // where the API token came from
+	app     *App
+	ln      net.Listener // the connection-capped listener (web.Listener)
+	serveOn net.Listener // ln, or TLS over it (server.tls_cert)
+	srv     *http.Server
+	bot     *telegram.Bot
+	source  string // where the API token came from
 
 	// ExpireEvery is how often expired approvals are closed and the work a
 	// dead holder left (an 'approvals approve' killed beside the daemon)
@@ -99,10 +101,19 @@ func NewDaemon(a *App, listen string) (*Daemon, error) {
 		return nil, fmt.Errorf("listen on %s: %w", listen, err)
 	}
 	srv, limited := web.NewHTTPServer(ln, handler, maxConns, a.Log)
+	var serveOn net.Listener = limited
+	if cfg.Server.TLSCert != "" {
+		if serveOn, err = web.TLSListener(limited, cfg.Server.TLSCert, cfg.Server.TLSKey); err != nil {
+			ln.Close()
+			return nil, err
+		}
+	} else if !loopbackListen(listen) {
+		a.Log.Warn("the API listens beyond this machine over plain HTTP: the token and a browser's session cross the network readable; set server.tls_cert and server.tls_key, or put a TLS proxy in front", "addr", listen)
+	}
 	a.Log.Info("http limits", "max_conns", maxConns, "header_timeout", web.HeaderTimeout, "read_timeout", web.ReadTimeout,
 		"idle_timeout", web.IdleTimeout, "write_timeout", web.WriteTimeout, "max_header_bytes", web.MaxHeaderBytes)
 	return &Daemon{
-		app: a, ln: limited, bot: bot, source: source, ExpireEvery: 5 * time.Second,
+		app: a, ln: limited, serveOn: serveOn, bot: bot, source: source, ExpireEvery: 5 * time.Second,
 		srv: srv,
 	}, nil
 }
@@ -134,11 +145,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	} else {
 		close(botDone)
 	}
-	a.Log.Info("shelldon serving", "addr", d.ln.Addr().String(), "token_from", d.source,
+	a.Log.Info("shelldon serving", "addr", d.ln.Addr().String(), "tls", d.serveOn != d.ln, "token_from", d.source,
 		"provider", cfg.Provider.Kind, "model", cfg.Provider.Model, "version", versionString())
 	a.Warm()
 	errc := make(chan error, 1)
-	go func() { errc <- d.srv.Serve(d.ln) }()
+	go func() { errc <- d.srv.Serve(d.serveOn) }()
 	f.run(func() { d.approvalDuties(ctx, work) })
 	f.run(func() { d.runSchedules(ctx, work) })
 	var err error
@@ -205,4 +216,18 @@ func allowedHosts(listen string, owner []string) []string {
 		}
 	}
 	return out
+}
+
+// loopbackListen says whether listen, host:port, is on loopback only: a
+// loopback address or "localhost". A wildcard or any other host is not.
+func loopbackListen(listen string) bool {
+	h, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.IsLoopback()
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"io/fs"
@@ -50,6 +51,7 @@ func (e cmdEnv) doctorCmd() *cobra.Command {
 			d.checkDisk(cfg)
 			d.checkPython(cmd.Context())
 			d.checkTelegram(cmd.Context(), cfg)
+			d.checkServer(cfg)
 			if d.failed > 0 {
 				return exitError{code: exitFail, msg: fmt.Sprintf("%d check(s) failed", d.failed)}
 			}
@@ -65,7 +67,8 @@ type doctor struct {
 	failed int
 }
 
-func (d *doctor) ok(what, msg string) { fmt.Fprintf(d.w, "✓ %-10s %s\n", what, msg) }
+func (d *doctor) ok(what, msg string)   { fmt.Fprintf(d.w, "✓ %-10s %s\n", what, msg) }
+func (d *doctor) warn(what, msg string) { fmt.Fprintf(d.w, "! %-10s %s\n", what, msg) }
 func (d *doctor) fail(what, msg string) {
 	d.failed++
 	fmt.Fprintf(d.w, "✗ %-10s %s\n", what, msg)
@@ -413,5 +416,26 @@ func (d *doctor) checkTools(ctx context.Context, cfg *config.Config) {
 	}
 	if len(ps) == 0 {
 		d.ok("tools", "every self-coded tool is consistent")
+	}
+}
+
+// checkServer says how the API is reached: a warning when it listens
+// beyond loopback over plain HTTP, and a failure when the TLS files do
+// not load.
+func (d *doctor) checkServer(cfg *config.Config) {
+	srv := cfg.Server
+	switch {
+	case srv.TLSCert != "":
+		if _, err := tls.LoadX509KeyPair(srv.TLSCert, srv.TLSKey); err != nil {
+			d.fail("server", fmt.Sprintf("%s over HTTPS, but the certificate does not load: %v", srv.Listen, err))
+			return
+		}
+		d.ok("server", fmt.Sprintf("%s over HTTPS (%s)", srv.Listen, srv.TLSCert))
+	case loopbackListen(srv.Listen):
+		d.ok("server", fmt.Sprintf("%s, this machine only", srv.Listen))
+	default:
+		d.warn("server", fmt.Sprintf("%s is reachable beyond this machine over plain HTTP: the API token and a browser's "+
+			"session cross the network readable; set server.tls_cert and server.tls_key, or keep listen on 127.0.0.1 "+
+			"behind a TLS proxy", srv.Listen))
 	}
 }

@@ -64,6 +64,10 @@ type ServerConfig struct {
 	// SessionIdle is how long a web login lasts unused; default 720h
 	// (30 days), 10m to 8760h.
 	SessionIdle Duration `yaml:"session_idle"`
+	// TLSCert and TLSKey are PEM files (absolute, or relative to the
+	// home): set both, and the daemon serves HTTPS.
+	TLSCert string `yaml:"tls_cert"`
+	TLSKey  string `yaml:"tls_key"`
 }
 
 // ApprovalsConfig governs pending owner decisions.

@@ -519,6 +519,16 @@ func TestLoadErrors(t *testing.T) {
 			file:  FileConfig, key: "server.allowed_hosts[0]", line: 2, msg: "is not a host name or IP address",
 		},
 		{
+			name:  "a TLS certificate without its key",
+			files: map[string]string{FileConfig: "server:\n  tls_cert: cert.pem\n"},
+			file:  FileConfig, key: "server.tls_cert", line: 2, msg: "set both server.tls_cert and server.tls_key, or neither",
+		},
+		{
+			name:  "a TLS key without its certificate",
+			files: map[string]string{FileConfig: "server:\n  tls_key: key.pem\n"},
+			file:  FileConfig, key: "server.tls_key", line: 2, msg: "set both server.tls_cert and server.tls_key, or neither",
+		},
+		{
 			name:  "session idle too short",
 			files: map[string]string{FileConfig: "server:\n  session_idle: 1m\n"},
 			file:  FileConfig, key: "server.session_idle", line: 2, msg: "",

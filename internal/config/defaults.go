@@ -73,6 +73,22 @@ func (c *Config) complete() []error {
 		}
 	}
 	add(c.durationIn("server.session_idle", &c.Server.SessionIdle, defaultSessionIdle, 10*time.Minute, 8760*time.Hour))
+	switch srv := &c.Server; {
+	case (srv.TLSCert == "") != (srv.TLSKey == ""):
+		set, unset := "server.tls_cert", "server.tls_key"
+		if srv.TLSCert == "" {
+			set, unset = unset, set
+		}
+		add(c.errAt(set, "is set but %s is not: set both server.tls_cert and server.tls_key, or neither", unset))
+	case srv.TLSCert != "":
+		for _, p := range []*string{&srv.TLSCert, &srv.TLSKey} {
+			*p = expandTilde(*p, c.env["HOME"])
+			if !filepath.IsAbs(*p) {
+				*p = filepath.Join(c.Home, *p)
+			}
+			*p = filepath.Clean(*p)
+		}
+	}
 
 	if c.Workspace == "" {
 		c.Workspace = defaultWorkspace

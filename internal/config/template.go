@@ -137,6 +137,12 @@ server:
   #allowed_hosts: []
   # How long a web login lasts unused, 10m to 8760h.
   #session_idle: {{session_idle}}
+  # A certificate and its key (PEM files, absolute or relative to this
+  # home): with both, the daemon serves HTTPS. Needed, unless a TLS proxy
+  # sits in front, when listen is not on localhost: the token and the
+  # web login's cookie would cross the network in the clear.
+  #tls_cert: ""
+  #tls_key: ""
 
 # The only directory the file tools can read and write. A relative path is
 # relative to the shelldon home; "~/" means your home directory.

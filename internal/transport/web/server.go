@@ -3,6 +3,8 @@ package web
 import (
 	"container/list"
 	"context"
+	"crypto/tls"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -186,7 +188,7 @@ func (l *Listener) release(c *conn) {
 // ConnState is the server's hook (http.Server.ConnState): it records
 // which connections serve a request.
 func (l *Listener) ConnState(nc net.Conn, s http.ConnState) {
-	c, ok := nc.(*conn)
+	c, ok := unwrapConn(nc).(*conn)
 	if !ok || c.l != l {
 		return
 	}
@@ -203,7 +205,27 @@ type connKey struct{}
 
 // withConn is the server's ConnContext hook.
 func withConn(ctx context.Context, nc net.Conn) context.Context {
-	return context.WithValue(ctx, connKey{}, nc)
+	return context.WithValue(ctx, connKey{}, unwrapConn(nc))
+}
+
+// unwrapConn is the Listener's connection under a TLS one (the daemon
+// serves TLS over the Listener: TLSListener), or nc itself.
+func unwrapConn(nc net.Conn) net.Conn {
+	if t, ok := nc.(*tls.Conn); ok {
+		return t.NetConn()
+	}
+	return nc
+}
+
+// TLSListener serves TLS with the certificate and key in the PEM files
+// certFile and keyFile over ln (a Listener, whose connection cap counts
+// the TLS connections), TLS 1.2 at least.
+func TLSListener(ln net.Listener, certFile, keyFile string) (net.Listener, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("server.tls_cert, server.tls_key: %w", err)
+	}
+	return tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}), nil
 }
 
 // servingOwner marks the connection of r as serving one of the owner's
