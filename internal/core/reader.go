@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/core/approvals"
 	"github.com/shelldon/shelldon/internal/core/store"
 	"github.com/shelldon/shelldon/internal/core/toolbox"
@@ -123,7 +124,45 @@ func (r *Reader) Tools(ctx context.Context) ([]ToolView, error) { return r.tools
 // the one waiting for approval, else the quarantined one, and that state.
 func (r *Reader) FindTool(name string) (ToolDetail, string, error) { return r.tools.Find(name) }
 
+// Conversation is the latest messages of chat, oldest first, up to about
+// chars characters (whole turns): what a transport shows of it.
+func (r *Reader) Conversation(ctx context.Context, chat string, chars int) ([]contracts.Message, error) {
+	return r.st.History(ctx, chat, chars)
+}
+
 // Audit reads the audit trail, newest first.
 func (r *Reader) Audit(ctx context.Context, q AuditQuery) ([]AuditEntry, error) {
 	return r.st.Audit(ctx, q)
+}
+
+// DecidedApproval is a request no longer waiting for the owner: its view,
+// when and by whom it was decided (zero and "" for one that expired), and
+// what came of it.
+type DecidedApproval struct {
+	ApprovalView
+	DecidedAt time.Time `json:"decided_at"`
+	DecidedBy string    `json:"decided_by"`
+	Outcome   string    `json:"outcome"`
+}
+
+// RecentApprovals returns the n requests decided or expired most recently
+// (50 when n <= 0), newest first: what a transport shows under the
+// requests still waiting.
+func (r *Reader) RecentApprovals(ctx context.Context, n int) ([]DecidedApproval, error) {
+	if n <= 0 {
+		n = 50
+	}
+	list, err := r.st.ClosedApprovals(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DecidedApproval, 0, len(list))
+	for _, a := range list {
+		out = append(out, DecidedApproval{
+			ApprovalView: ApprovalView{ID: a.ID, Kind: a.Kind, Chat: a.Chat, Turn: a.Turn, Tool: a.Tool, Arguments: a.Args,
+				Summary: a.Summary, State: a.State, CreatedAt: a.CreatedAt.UTC(), ExpiresAt: a.ExpiresAt.UTC()},
+			DecidedAt: a.DecidedAt.UTC(), DecidedBy: a.DecidedBy, Outcome: a.Outcome,
+		})
+	}
+	return out, nil
 }

@@ -150,6 +150,30 @@ func (s *Store) Approvals(ctx context.Context, states ...string) ([]Approval, er
 	return out, rows.Err()
 }
 
+// ClosedApprovals returns the n requests no longer pending that closed
+// most recently, by their decision or, for one that expired, its expiry:
+// newest first. SQLite keeps only n rows while it sorts.
+func (s *Store) ClosedApprovals(ctx context.Context, n int) ([]Approval, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("store: closed approvals: %w: n", errEmptyArgument)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+approvalCols+` FROM approvals WHERE state != ?
+		ORDER BY COALESCE(decided_at, expires_at) DESC, id DESC LIMIT ?`, ApprovalPending, n)
+	if err != nil {
+		return nil, fmt.Errorf("store: closed approvals: %w", err)
+	}
+	defer rows.Close()
+	var out []Approval
+	for rows.Next() {
+		a, err := scanApproval(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: closed approvals: %w", err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
 // Decide records the owner's decision on a pending request: pending ->
 // approved or denied, in one update that must change exactly one row, and
 // makes this store handle the holder of its lease until it is carried out.

@@ -249,7 +249,7 @@ func (s *Server) getLogin(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	writePage(w, http.StatusOK, loginPage(""))
+	s.login(w, http.StatusOK, pageData{Note: note(r.URL.Query().Get("note"))})
 }
 
 // postLogin checks the token typed into the form and starts a session:
@@ -257,29 +257,29 @@ func (s *Server) getLogin(w http.ResponseWriter, r *http.Request) {
 // any, ends: the session is rotated at each login).
 func (s *Server) postLogin(w http.ResponseWriter, r *http.Request) {
 	if s.sessions == nil {
-		writePage(w, http.StatusServiceUnavailable, loginPage("Signing in from a browser is not available on this daemon."))
+		s.login(w, http.StatusServiceUnavailable, pageData{Error: "Signing in from a browser is not available on this daemon."})
 		return
 	}
 	if !sameOrigin(r) {
-		writePage(w, http.StatusForbidden, loginPage("This form must be sent from shelldon's own page."))
+		s.login(w, http.StatusForbidden, pageData{Error: "This form must be sent from shelldon's own page."})
 		return
 	}
 	now := s.now()
 	if !s.logins.allow(now) {
 		w.Header().Set("Retry-After", "60")
-		writePage(w, http.StatusTooManyRequests, loginPage("Too many wrong tokens in the last minute. Wait a minute and try again."))
+		s.login(w, http.StatusTooManyRequests, pageData{Error: "Too many wrong tokens in the last minute. Wait a minute and try again."})
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxLoginBody)
 	if err := r.ParseForm(); err != nil {
-		writePage(w, http.StatusBadRequest, loginPage("The form could not be read."))
+		s.login(w, http.StatusBadRequest, pageData{Error: "The form could not be read."})
 		return
 	}
 	tok := strings.TrimSpace(r.PostForm.Get("token"))
 	if subtle.ConstantTimeCompare([]byte(tok), s.token) != 1 {
 		s.logins.fail(now)
 		s.log.Warn("web login refused: wrong token", "remote", r.RemoteAddr)
-		writePage(w, http.StatusUnauthorized, loginPage("That is not the API token."))
+		s.login(w, http.StatusUnauthorized, pageData{Error: "That is not the API token."})
 		return
 	}
 	if c, err := r.Cookie(sessionCookie); err == nil && validCookieValue(c.Value) {
@@ -290,7 +290,7 @@ func (s *Server) postLogin(w http.ResponseWriter, r *http.Request) {
 	sess := core.Session{ID: sessionID(value), CSRF: randomToken(), Created: now, LastSeen: now, Agent: agent}
 	if err := s.sessions.CreateSession(r.Context(), sess); err != nil {
 		s.log.Error("web login: create session", "err", err)
-		writePage(w, http.StatusInternalServerError, loginPage("The session could not be saved; see the daemon's log."))
+		s.login(w, http.StatusInternalServerError, pageData{Error: "The session could not be saved; see the daemon's log."})
 		return
 	}
 	s.log.Info("web login", "remote", r.RemoteAddr)
@@ -306,7 +306,7 @@ func (s *Server) postLogout(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	clearSessionCookie(w, r)
-	http.Redirect(w, r, "/login", http.StatusSeeOther)
+	back(w, r, "/login", "signed-out")
 }
 
 // postRevokeSessions ends every browser session, the caller's included.
@@ -326,16 +326,28 @@ func (s *Server) postRevokeSessions(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]int{"revoked": n})
 }
 
-// getHome is the UI's first page for a signed-in browser; others are
-// sent to the login form.
+// getHome sends a signed-in browser to the chat, any other to the login
+// form.
 func (s *Server) getHome(w http.ResponseWriter, r *http.Request) {
-	sess, err := s.session(w, r)
-	if err != nil {
+	if _, err := s.session(w, r); err != nil {
 		if !errors.Is(err, errNoSession) {
 			s.log.Error("web session", "err", err)
 		}
 		http.Redirect(w, r, "/login", http.StatusSeeOther)
 		return
 	}
-	writePage(w, http.StatusOK, homePage(sess.CSRF))
+	http.Redirect(w, r, "/chat", http.StatusSeeOther)
+}
+
+// login shows the login form.
+func (s *Server) login(w http.ResponseWriter, status int, d pageData) {
+	s.show(w, status, "Sign in", d, func(p *page) {
+		p.m(`<form method="post" action="/login" class="login">
+<p><label for="token">API token</label>
+<input id="token" name="token" type="password" autocomplete="current-password" required autofocus></p>
+<p><button type="submit">Sign in</button></p>
+</form>
+<p>The token is in <code>SHELLDON_API_TOKEN</code>, or else in the file <code>api_token</code> in shelldon's home.</p>
+`)
+	})
 }

@@ -28,14 +28,25 @@ type sessionFixture struct {
 
 func newSessionFixture(t *testing.T, allowed ...string) *sessionFixture {
 	t.Helper()
+	return newSessionFixtureWith(t, func(o *Options) { o.AllowedHosts = allowed })
+}
+
+// newSessionFixtureWith is newSessionFixture with tune applied to the
+// server's options (a fakeCore, the store's sessions, an hour's idle).
+func newSessionFixtureWith(t *testing.T, tune func(*Options)) *sessionFixture {
+	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "shelldon.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
 	f := &sessionFixture{st: st, core: &fakeCore{}, clock: time.Now()}
-	s, err := New(Options{Chat: f.core, Approvals: f.core, Audit: f.core, Token: token, Sessions: st,
-		SessionIdle: time.Hour, AllowedHosts: allowed, Now: f.now})
+	opts := Options{Chat: f.core, Approvals: f.core, Audit: f.core, Token: token, Sessions: st,
+		SessionIdle: time.Hour, Now: f.now}
+	if tune != nil {
+		tune(&opts)
+	}
+	s, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +128,7 @@ func (f *sessionFixture) login(t *testing.T, extra map[string]string) string {
 // csrf reads the session's CSRF token from the home page.
 func (f *sessionFixture) csrf(t *testing.T, cookie string) string {
 	t.Helper()
-	resp, body := f.req(t, "GET", "/", map[string]string{"s": cookie}, "")
+	resp, body := f.req(t, "GET", "/chat", map[string]string{"s": cookie}, "")
 	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(body)
 	if resp.StatusCode != 200 || m == nil {
 		t.Fatalf("home: %d %s", resp.StatusCode, body)

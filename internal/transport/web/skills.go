@@ -39,6 +39,38 @@ type SkillKeeper interface {
 	// owner. A refusal wraps ErrNoSkill or ErrSkillRefused; any other
 	// error is a failure.
 	SkillAction(ctx context.Context, action, name, by string) (string, error)
+	// Skill returns one skill for its page: the text in use, the files
+	// beside it, the kept versions and the draft waiting, if any. A name
+	// with neither a skill in use nor a draft wraps ErrNoSkill.
+	Skill(ctx context.Context, name string) (SkillDetail, error)
+}
+
+// SkillDetail is one skill as the page /skills/{name} shows it.
+type SkillDetail struct {
+	SkillView
+	InUse    bool           // false: only a draft of a new skill
+	Text     string         // the SKILL.md in use, as shelldon reads it
+	Files    []SkillFile    // the files beside SKILL.md
+	Versions []SkillVersion // the owner's kept earlier versions, by number
+	Draft    string         // the SKILL.md drafted, waiting for approval; "" when none
+	Problems []string       // what beside SKILL.md was left out, and why
+}
+
+// SkillFile is a file beside a SKILL.md.
+type SkillFile struct {
+	Path string
+	Size int64
+	Text string // the whole file when it is small text (MaxShownSkillFile); else ""
+}
+
+// MaxShownSkillFile is the largest file beside a SKILL.md whose text the
+// skill's page shows.
+const MaxShownSkillFile = 16 << 10
+
+// SkillVersion is a kept earlier version of the owner's skill.
+type SkillVersion struct {
+	Version int
+	Text    string // its SKILL.md as written
 }
 
 // SkillList is the answer of GET /api/skills.

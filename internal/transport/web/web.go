@@ -71,7 +71,8 @@ type Server struct {
 	mux    *http.ServeMux
 	health func() map[string]any
 
-	sessions SessionStore // nil: no browser sessions
+	conv     Conversations // the chat page's history; nil: none shown
+	sessions SessionStore  // nil: no browser sessions
 	idle     time.Duration
 	hosts    hostGuard
 	logins   loginLimiter
@@ -92,6 +93,8 @@ type Options struct {
 	Token     string         // the bearer token every /api call must carry
 	Logger    *slog.Logger
 	Health    func() map[string]any // extra fields for /healthz; nil for none
+	// Conversations reads a chat for the chat page; nil: none shown.
+	Conversations Conversations
 	// Sessions keeps the browsers signed in (session.go); nil: only the
 	// bearer token is accepted.
 	Sessions SessionStore
@@ -109,7 +112,7 @@ func New(opts Options) (*Server, error) {
 		return nil, errors.New("web: the API token must be at least 16 characters")
 	}
 	s := &Server{chat: opts.Chat, appr: opts.Approvals, tools: opts.Tools, skills: opts.Skills, sets: opts.Settings, audit: opts.Audit, token: []byte(opts.Token), log: opts.Logger, health: opts.Health,
-		sessions: opts.Sessions, idle: opts.SessionIdle, hosts: newHostGuard(opts.AllowedHosts), now: opts.Now}
+		conv: opts.Conversations, sessions: opts.Sessions, idle: opts.SessionIdle, hosts: newHostGuard(opts.AllowedHosts), now: opts.Now}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -122,6 +125,13 @@ func New(opts Options) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /{$}", s.getHome)
+	mux.Handle("GET /static/", serveStatic())
+	s.routeChat(mux)
+	s.routeSkillPages(mux)
+	s.routeSettingsPage(mux)
+	s.routeApprovals(mux)
+	s.routeAudit(mux)
+	s.routeToolPages(mux)
 	mux.HandleFunc("GET /login", s.getLogin)
 	mux.HandleFunc("POST /login", s.postLogin)
 	mux.HandleFunc("POST /logout", s.sessionOnly(s.postLogout))

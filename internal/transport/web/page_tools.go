@@ -1,0 +1,668 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/core"
+)
+
+// The tools pages: /tools lists the built-in tools and the self-coded
+// ones with their state; /tools/{name} shows one whole. A self-coded
+// tool's page shows everything the owner approved (description,
+// parameters, capabilities, code, test, the gate's report), its versions
+// with the code's changes between them, and its strikes, with the owner's
+// commands as forms: quarantine, restore, rollback, remove. Rollback and
+// remove ask once more first (?confirm=ACTION shows the form that posts
+// confirm=yes). Everything shown of a self-coded tool was written by the
+// model: it is written as text (page.t), and toolText makes its invisible
+// and direction-changing characters visible.
+
+// ToolHistory reads every version a self-coded tool's directory keeps
+// (the archived ones, then the current one), oldest first. A ToolLister
+// that is one too has the tool page show the versions before the current
+// one and the changes between them; without it, only the current version
+// is shown.
+type ToolHistory interface {
+	ToolVersions(name string) ([]core.ToolDetail, error)
+}
+
+// toolAction tells of an owner's command on a self-coded tool: the note
+// a success shows, and whether it asks once more first; known is false
+// for a command there is not.
+func toolAction(action string) (note string, confirmed, known bool) {
+	switch action {
+	case "quarantine":
+		return "quarantined", false, true
+	case "restore":
+		return "restored", false, true
+	case "rollback":
+		return "rolled-back", true, true
+	case "remove":
+		return "removed", true, true
+	}
+	return "", false, false
+}
+
+// toolRow is a tool in the list.
+type toolRow struct {
+	core.ToolView
+	Path string // its page, escaped; "" when the name is not one a link may carry
+}
+
+type toolsPage struct {
+	Builtin []toolRow
+	Self    []toolRow
+}
+
+// toolPage is what /tools/{name} shows.
+type toolPage struct {
+	Name    string
+	Path    string                 // /tools/{name}, escaped
+	Builtin *contracts.BuiltinTool // a built-in tool; nil for a self-coded one
+	Self    *selfToolView
+	Confirm string // "rollback" or "remove" when the page asks to confirm it
+}
+
+// selfToolView is a self-coded tool as its page shows it; every text is
+// passed through toolText.
+type selfToolView struct {
+	State        string
+	Version      int
+	Language     string
+	Description  string
+	Schema       string // pretty-printed
+	Capabilities []toolCapability
+	Code, Test   string
+	Gate         string
+	Strikes      int
+	Versions     []toolVersion // newest first
+	History      bool          // whether the earlier versions could be read
+}
+
+type toolCapability struct {
+	Kind   string
+	Values []string
+}
+
+// toolVersion is one version and the change of its code from the one
+// before it.
+type toolVersion struct {
+	Version    int
+	State      string
+	ProposedAt string
+	ApprovedAt string
+	ApprovedBy string
+	Hash       string
+	First      bool           // no version before it is known
+	Diff       []toolDiffLine // the change of the code; nil with Whole set
+	Whole      bool           // too large to diff: Old and New are shown whole
+	Old, New   string
+	Same       bool // the code did not change (only the test or the manifest)
+}
+
+// toolDiffLine is a line of a diff as the page shows it.
+type toolDiffLine struct {
+	Class string // "add", "del" or ""
+	Text  string // the line with its mark: "+ ", "- " or "  "
+}
+
+func (s *Server) routeToolPages(mux *http.ServeMux) {
+	mux.HandleFunc("GET /tools", s.uiPage(s.getToolsPage))
+	mux.HandleFunc("GET /tools/{name}", s.uiPage(s.getToolPage))
+	mux.HandleFunc("POST /tools/{name}/{action}", s.uiAction(s.postToolPageAction))
+}
+
+func (s *Server) getToolsPage(w http.ResponseWriter, r *http.Request, d pageData) {
+	data, err := s.toolsPage(r.Context())
+	if err != nil {
+		s.log.Error("web: tools page", "err", err)
+		d.Error = "The tools could not be listed; see the daemon's log."
+	}
+	s.showTools(w, http.StatusOK, d, data)
+}
+
+func (s *Server) toolsPage(ctx context.Context) (toolsPage, error) {
+	var page toolsPage
+	var list []core.ToolView
+	if s.tools == nil {
+		for _, b := range contracts.BuiltinTools() {
+			list = append(list, core.ToolView{Name: b.Name, Tier: string(b.Tier), Runs: string(b.Runs),
+				Source: core.SourceBuiltin, State: "live", Summary: b.Summary})
+		}
+	} else {
+		var err error
+		if list, err = s.tools.Tools(ctx); err != nil {
+			return page, err
+		}
+	}
+	for _, v := range list {
+		v.Summary = toolText(v.Summary)
+		row := toolRow{ToolView: v, Path: toolPath(v.Name)}
+		if v.Source == core.SourceSelf {
+			page.Self = append(page.Self, row)
+		} else {
+			page.Builtin = append(page.Builtin, row)
+		}
+	}
+	return page, nil
+}
+
+// toolPath is the page of the tool called name, or "" when name is not a
+// valid one.
+func toolPath(name string) string {
+	if !validName(name) {
+		return ""
+	}
+	return "/tools/" + url.PathEscape(name)
+}
+
+func (s *Server) getToolPage(w http.ResponseWriter, r *http.Request, d pageData) {
+	data, status, problem := s.toolPage(r.Context(), r.PathValue("name"))
+	if problem != "" {
+		d.Error = problem
+		s.showTool(w, status, d, toolPage{})
+		return
+	}
+	if c := r.URL.Query().Get("confirm"); data.Self != nil {
+		if _, confirmed, _ := toolAction(c); confirmed {
+			data.Confirm = c
+		}
+	}
+	s.showTool(w, status, d, data)
+}
+
+// noToolPage is what the page says of a name no tool has.
+const noToolPage = "There is no tool of that name."
+
+// toolPage reads what the page of the tool called name shows, and the
+// page's status, or what to say instead.
+func (s *Server) toolPage(ctx context.Context, name string) (page toolPage, status int, problem string) {
+	if !validName(name) {
+		return toolPage{}, http.StatusNotFound, noToolPage
+	}
+	page = toolPage{Name: name, Path: toolPath(name)}
+	if s.tools != nil {
+		t, state, err := s.tools.FindTool(name)
+		switch {
+		case err == nil:
+			page.Self = s.selfToolView(ctx, t, state)
+			return page, http.StatusOK, ""
+		case !errors.Is(err, core.ErrNoSuchTool):
+			s.log.Error("web: read tool", "tool", name, "err", err)
+			return toolPage{}, http.StatusInternalServerError, "The tool could not be read: " + err.Error()
+		}
+	}
+	for _, b := range contracts.BuiltinTools() {
+		if b.Name == name {
+			page.Builtin = &b
+			return page, http.StatusOK, ""
+		}
+	}
+	return toolPage{}, http.StatusNotFound, noToolPage
+}
+
+// selfToolView is t, in state, as its page shows it.
+func (s *Server) selfToolView(ctx context.Context, t core.ToolDetail, state string) *selfToolView {
+	v := &selfToolView{State: state, Version: t.Version, Language: toolText(t.Language),
+		Description: toolText(t.Meta.Description), Schema: toolText(toolSchemaText(t.Meta.ParamsSchema)),
+		Code: toolText(t.Code), Test: toolText(t.Test), Gate: toolText(t.Gate)}
+	kinds := make([]string, 0, len(t.Meta.Capabilities))
+	for k := range t.Meta.Capabilities {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		row := toolCapability{Kind: toolText(k)}
+		for _, c := range t.Meta.Capabilities[k] {
+			row.Values = append(row.Values, toolText(c))
+		}
+		v.Capabilities = append(v.Capabilities, row)
+	}
+	if list, err := s.tools.Tools(ctx); err == nil {
+		for _, tv := range list {
+			if tv.Source == core.SourceSelf && tv.Name == t.Name && tv.Version == t.Version {
+				v.Strikes = tv.Strikes
+			}
+		}
+	} else {
+		s.log.Error("web: tool strikes", "tool", t.Name, "err", err)
+	}
+	versions := []core.ToolDetail{t}
+	if h, ok := s.tools.(ToolHistory); ok {
+		all, err := h.ToolVersions(t.Name)
+		if err != nil {
+			s.log.Error("web: tool versions", "tool", t.Name, "err", err)
+		} else {
+			v.History = true
+			// Every version up to the one shown, oldest first: a staged
+			// proposal may be newer than the live one the page shows, and
+			// is not part of this one's history.
+			versions = versions[:0]
+			for _, o := range all {
+				if o.Version < t.Version {
+					versions = append(versions, o)
+				}
+			}
+			versions = append(versions, t)
+		}
+	}
+	for i := len(versions) - 1; i >= 0; i-- {
+		cur := versions[i]
+		row := toolVersion{Version: cur.Version, State: cur.State, ProposedAt: toolTime(cur.ProposedAt),
+			ApprovedAt: toolTime(cur.ApprovedAt), ApprovedBy: toolText(cur.ApprovedBy), Hash: cur.Hash}
+		if i == 0 {
+			row.First = true
+		} else {
+			row.Diff, row.Whole, row.Same = toolCodeDiff(versions[i-1].Code, cur.Code)
+			if row.Whole {
+				row.Old, row.New = toolText(versions[i-1].Code), toolText(cur.Code)
+			}
+		}
+		v.Versions = append(v.Versions, row)
+	}
+	return v
+}
+
+// toolCodeDiff is the change from old to new as the page shows it, or whole
+// when the texts are too long to diff; same when they are equal.
+func toolCodeDiff(old, new string) (lines []toolDiffLine, whole, same bool) {
+	if old == new {
+		return nil, false, true
+	}
+	dl, ok := lineDiff(old, new)
+	if !ok {
+		return nil, true, false
+	}
+	lines = make([]toolDiffLine, len(dl))
+	for i, l := range dl {
+		switch l.Op {
+		case '+':
+			lines[i] = toolDiffLine{"add", "+ " + toolText(l.Text)}
+		case '-':
+			lines[i] = toolDiffLine{"del", "- " + toolText(l.Text)}
+		default:
+			lines[i] = toolDiffLine{"", "  " + toolText(l.Text)}
+		}
+	}
+	return lines, false, false
+}
+
+// toolSchemaText is raw indented, or raw as it is when it is not JSON.
+func toolSchemaText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+func toolTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// toolText makes the characters of s that change how text around them
+// reads without being seen (bidirectional overrides and isolates, marks,
+// zero-width characters, and other controls but tab and newline) visible
+// as [U+XXXX]: code with a right-to-left override reads in a different
+// order than it runs.
+func toolText(s string) string {
+	if !strings.ContainsFunc(s, toolHiddenRune) {
+		return s
+	}
+	var b strings.Builder
+	for _, c := range s {
+		if toolHiddenRune(c) {
+			fmt.Fprintf(&b, "[U+%04X]", c)
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func toolHiddenRune(c rune) bool {
+	switch {
+	case c == '\t' || c == '\n':
+		return false
+	case c < 0x20 || c >= 0x7f && c < 0xa0:
+		return true
+	case c == 0x061c || c == 0x00ad || c == 0x180e || c == 0xfeff:
+		return true
+	case c >= 0x200b && c <= 0x200f, c >= 0x202a && c <= 0x202e, c >= 0x2060 && c <= 0x2069:
+		return true
+	case c >= 0xfff9 && c <= 0xfffb, c >= 0xe0000 && c <= 0xe007f: // annotations, tags
+		return true
+	}
+	return false
+}
+
+// postToolPageAction carries out an owner's command on a self-coded tool
+// from its page's form.
+func (s *Server) postToolPageAction(w http.ResponseWriter, r *http.Request) {
+	name, action := r.PathValue("name"), r.PathValue("action")
+	note, confirmed, known := toolAction(action)
+	if !known || !validName(name) {
+		d := pageData{CSRF: toolFormCSRF(r), Error: "There is no such tool or command."}
+		s.showTool(w, http.StatusNotFound, d, toolPage{})
+		return
+	}
+	if r.PostForm == nil { // the CSRF token came in the header
+		r.Body = http.MaxBytesReader(w, r.Body, maxLoginBody)
+		_ = r.ParseForm()
+	}
+	if confirmed && r.PostForm.Get("confirm") != "yes" {
+		http.Redirect(w, r, toolPath(name)+"?confirm="+action, http.StatusSeeOther)
+		return
+	}
+	problem, status := "There are no self-coded tools.", http.StatusNotFound
+	if s.tools != nil {
+		_, err := s.tools.ToolAction(r.Context(), action, name, "web")
+		switch {
+		case err == nil:
+			if action == "remove" {
+				back(w, r, "/tools", note)
+			} else {
+				back(w, r, toolPath(name), note)
+			}
+			return
+		case errors.Is(err, core.ErrNoSuchTool), errors.Is(err, core.ErrNoVersion):
+		default:
+			status = http.StatusConflict
+		}
+		problem = "Could not " + action + " " + name + ": " + err.Error()
+	}
+	data, _, _ := s.toolPage(r.Context(), name) // the zero toolPage when it cannot be read
+	s.showTool(w, status, pageData{CSRF: toolFormCSRF(r), Error: problem}, data)
+}
+
+// toolFormCSRF is the CSRF token an action's request carried (checked by
+// sessionOnly before the action ran), for the page it answers with.
+func toolFormCSRF(r *http.Request) string {
+	if v := r.Header.Get(csrfHeader); v != "" {
+		return v
+	}
+	return r.PostForm.Get("csrf")
+}
+
+// showTools writes the list of tools.
+func (s *Server) showTools(w http.ResponseWriter, status int, d pageData, data toolsPage) {
+	d.Nav = "tools"
+	s.show(w, status, "Tools", d, func(p *page) {
+		p.m(`<section aria-labelledby="self-tools">
+<h2 id="self-tools">Self-coded tools</h2>
+`)
+		if len(data.Self) > 0 {
+			p.m(`<table class="tools">
+<thead><tr><th scope="col">Name</th><th scope="col">State</th><th scope="col">Version</th><th scope="col">Language</th><th scope="col">Strikes</th></tr></thead>
+<tbody>
+`)
+			for _, t := range data.Self {
+				p.m("<tr>\n")
+				toolNameCell(p, t)
+				p.m(`<td><span class="state `).t(t.State).m(`">`).t(t.State).m("</span></td>\n<td>").n(int64(t.Version)).
+					m("</td>\n<td>").t(t.Language).m("</td>\n<td>").n(int64(t.Strikes)).m("</td>\n</tr>\n")
+			}
+			p.m("</tbody>\n</table>\n")
+		} else {
+			p.m(`<p class="muted">shelldon has written no tools yet.</p>`)
+		}
+		p.m(`
+</section>
+<section aria-labelledby="builtin-tools">
+<h2 id="builtin-tools">Built-in tools</h2>
+<table class="tools">
+<thead><tr><th scope="col">Name</th><th scope="col">Tier</th><th scope="col">Runs in</th><th scope="col">What it does</th></tr></thead>
+<tbody>
+`)
+		for _, t := range data.Builtin {
+			p.m("<tr>\n")
+			toolNameCell(p, t)
+			p.m("<td>")
+			toolTier(p, t.Tier)
+			p.m("</td>\n<td>").t(t.Runs).m("</td>\n<td>").t(t.Summary).m("</td>\n</tr>\n")
+		}
+		p.m("</tbody>\n</table>\n</section>\n")
+	})
+}
+
+// toolNameCell writes the list's cell of t's name, a link to its page
+// when it has one.
+func toolNameCell(p *page, t toolRow) {
+	p.m("<td>")
+	if t.Path != "" {
+		p.m(`<a href="`).t(t.Path).m(`">`).el("code", "", t.Name).m("</a>")
+	} else {
+		p.el("code", "", t.Name)
+	}
+	p.m("</td>\n")
+}
+
+// toolTier writes a tool's tier: RISKY stands out.
+func toolTier(p *page, tier string) {
+	if tier == string(contracts.TierRisky) {
+		p.m("<strong>RISKY</strong>")
+	} else {
+		p.m("FREE")
+	}
+}
+
+// showTool writes the page of one tool; with the zero data (the tool
+// could not be found or read), only the way back to the list.
+func (s *Server) showTool(w http.ResponseWriter, status int, d pageData, data toolPage) {
+	d.Nav = "tools"
+	title := "Tool"
+	if data.Name != "" {
+		title = "Tool " + data.Name
+	}
+	s.show(w, status, title, d, func(p *page) {
+		p.m(`<p><a href="/tools">All tools</a></p>
+`)
+		if data.Builtin != nil {
+			toolBuiltinFacts(p, data.Builtin)
+		}
+		if data.Self != nil {
+			toolSelfFacts(p, data.Self)
+			toolCommands(p, d.CSRF, data)
+			toolSelfText(p, data.Self)
+			toolVersions(p, data.Self)
+		}
+		p.m("\n")
+	})
+}
+
+// toolBuiltinFacts writes what the page of a built-in tool shows.
+func toolBuiltinFacts(p *page, b *contracts.BuiltinTool) {
+	p.m(`
+<dl class="facts">
+<dt>Kind</dt><dd>built-in</dd>
+<dt>Tier</dt><dd>`)
+	toolTier(p, string(b.Tier))
+	if b.Tier == contracts.TierRisky {
+		p.m(": each call waits for your approval")
+	}
+	p.m("</dd>\n<dt>Runs in</dt><dd>").t(string(b.Runs)).m("</dd>\n<dt>What it does</dt><dd>").t(b.Summary).
+		m("</dd>\n<dt>Parameters</dt><dd>")
+	for i, name := range b.Params {
+		if i > 0 {
+			p.m(", ")
+		}
+		p.el("code", "", name)
+	}
+	if len(b.Params) == 0 {
+		p.m("none")
+	}
+	p.m("</dd>\n<dt>Description for the model</dt><dd>").el("code", "", b.DescriptionFile).m("</dd>\n</dl>\n")
+}
+
+// toolSelfFacts writes the facts of a self-coded tool.
+func toolSelfFacts(p *page, v *selfToolView) {
+	p.m(`
+<dl class="facts">
+<dt>Kind</dt><dd>self-coded, FREE, each call in a sandbox of its own</dd>
+<dt>State</dt><dd><span class="state `).t(v.State).m(`">`).t(v.State).m(`</span></dd>
+<dt>Version</dt><dd>`).n(int64(v.Version)).m(`</dd>
+<dt>Language</dt><dd>`).t(v.Language).m(`</dd>
+<dt>Strikes</dt><dd>`).n(int64(v.Strikes)).m(`</dd>
+</dl>
+<h2 id="commands">Commands</h2>
+`)
+}
+
+// toolCommands writes the owner's commands on a self-coded tool, and the
+// question of the one to confirm, if any.
+func toolCommands(p *page, csrf string, data toolPage) {
+	if data.Confirm != "" {
+		p.m(`<div class="card confirm" role="alert">
+<p>`)
+		label := "Roll back"
+		if data.Confirm == "remove" {
+			label = "Remove"
+			p.m("Remove ").el("code", "", data.Name).m("? Its versions stay in the archive, but shelldon no longer has it.")
+		} else {
+			p.m("Roll ").el("code", "", data.Name).m(" back to its version before this one?")
+		}
+		p.m("</p>\n<div class=\"actions\">\n")
+		p.button(data.Path+"/"+data.Confirm, csrf, label, "danger", "confirm", "yes").m("\n")
+		p.link(data.Path, "Cancel").m("\n</div>\n</div>")
+	}
+	p.m("\n<div class=\"actions\">\n")
+	state := data.Self.State
+	if state == "live" {
+		p.button(data.Path+"/quarantine", csrf, "Quarantine", "")
+	}
+	p.m("\n")
+	if state == "quarantined" {
+		p.button(data.Path+"/restore", csrf, "Restore", "")
+	}
+	p.m("\n")
+	if state == "live" {
+		p.m(`<form method="get" action="`).t(data.Path).m(`"><input type="hidden" name="confirm" value="rollback"><button type="submit">Roll back…</button></form>`)
+	}
+	p.m("\n").m(`<form method="get" action="`).t(data.Path).m(`"><input type="hidden" name="confirm" value="remove"><button type="submit" class="danger">Remove…</button></form>
+</div>
+`)
+}
+
+// toolSelfText writes what the model wrote of a self-coded tool and the
+// gate's report on it.
+func toolSelfText(p *page, v *selfToolView) {
+	p.m(`<h2 id="description">Description</h2>
+<pre class="text">`).t(v.Description).m(`</pre>
+<h2 id="parameters">Parameters</h2>
+`)
+	if v.Schema != "" {
+		p.el("pre", "", v.Schema)
+	} else {
+		p.m(`<p class="muted">None declared.</p>`)
+	}
+	p.m(`
+<h2 id="capabilities">What it may reach</h2>
+`)
+	if len(v.Capabilities) > 0 {
+		p.m("<dl class=\"facts\">\n")
+		for _, c := range v.Capabilities {
+			p.m("<dt>").el("code", "", c.Kind).m("</dt><dd>")
+			for i, val := range c.Values {
+				if i > 0 {
+					p.m(", ")
+				}
+				p.el("code", "", val)
+			}
+			if len(c.Values) == 0 {
+				p.m(`<span class="muted">nothing listed</span>`)
+			}
+			p.m("</dd>\n")
+		}
+		p.m("</dl>")
+	} else {
+		p.m(`<p>Nothing beyond its arguments: no files, no network.</p>`)
+	}
+	p.m(`
+<h2 id="code">Code</h2>
+`).el("pre", "code", v.Code).m(`
+<h2 id="test">Test</h2>
+`).el("pre", "code", v.Test).m(`
+<h2 id="gate">The gate's report</h2>
+`)
+	if v.Gate != "" {
+		p.el("pre", "", v.Gate)
+	} else {
+		p.m(`<p class="muted">No report kept.</p>`)
+	}
+	p.m(`
+<h2 id="versions">Versions</h2>
+`)
+}
+
+// toolVersions writes a self-coded tool's versions, newest first, each
+// with the change of its code from the one before.
+func toolVersions(p *page, v *selfToolView) {
+	if !v.History {
+		p.m(`<p class="muted">Only this version is shown: the daemon does not read the archived ones for this page.</p>`)
+	}
+	p.m("\n")
+	for _, ver := range v.Versions {
+		p.m("<div class=\"card version\">\n<h3>Version ").n(int64(ver.Version))
+		if ver.State != "" {
+			p.m(` <span class="muted">(`).t(ver.State).m(`)</span>`)
+		}
+		proposed := ver.ProposedAt
+		if proposed == "" {
+			proposed = "unknown"
+		}
+		p.m("</h3>\n<dl class=\"facts\">\n<dt>Proposed</dt><dd>").t(proposed).m("</dd>\n<dt>Approved</dt><dd>")
+		switch {
+		case ver.ApprovedAt == "":
+			p.m("not yet")
+		case ver.ApprovedBy != "":
+			p.t(ver.ApprovedAt).m(" by ").t(ver.ApprovedBy)
+		default:
+			p.t(ver.ApprovedAt)
+		}
+		p.m("</dd>\n<dt>Content hash</dt><dd>").el("code", "hash", ver.Hash).m("</dd>\n</dl>\n")
+		toolVersionChange(p, ver)
+		p.m("\n</div>\n")
+	}
+}
+
+// toolVersionChange writes how a version's code differs from the one
+// before's.
+func toolVersionChange(p *page, ver toolVersion) {
+	switch {
+	case ver.First:
+		p.m(`<p class="muted">The first version known.</p>
+`)
+	case ver.Same:
+		p.m(`<p class="muted">The code is the same as the version before's.</p>
+`)
+	case ver.Whole:
+		p.m(`<p class="muted">Too long to compare line by line; both are shown whole.</p>
+<h4>The version before</h4>
+`).el("pre", "code", ver.Old).m(`
+<h4>This version</h4>
+`).el("pre", "code", ver.New).m("\n")
+	default:
+		p.m(`<p class="muted">The code's changes from the version before (+ added, - removed):</p>
+<pre class="diff">`)
+		for _, l := range ver.Diff {
+			p.el("span", l.Class, l.Text).m("\n")
+		}
+		p.m("</pre>")
+	}
+}
