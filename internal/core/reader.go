@@ -124,6 +124,10 @@ func (r *Reader) Tools(ctx context.Context) ([]ToolView, error) { return r.tools
 // the one waiting for approval, else the quarantined one, and that state.
 func (r *Reader) FindTool(name string) (ToolDetail, string, error) { return r.tools.Find(name) }
 
+// ToolVersions returns every version of the self-coded tool name that is
+// kept, oldest first: the archived ones, then the live or quarantined one.
+func (r *Reader) ToolVersions(name string) ([]ToolDetail, error) { return r.tools.Versions(name) }
+
 // Conversation is the latest messages of chat, oldest first, up to about
 // chars characters (whole turns): what a transport shows of it.
 func (r *Reader) Conversation(ctx context.Context, chat string, chars int) ([]contracts.Message, error) {

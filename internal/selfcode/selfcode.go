@@ -429,6 +429,43 @@ func (d *Dir) Rollback(name string) (Manifest, error) {
 	return m, nil
 }
 
+// Versions returns every version of name the directory keeps, oldest
+// first: the archived ones, then the live or quarantined one (a staged
+// proposal is not a version yet). A name that is not a plain file name
+// (a path, "..") has none.
+func (d *Dir) Versions(name string) ([]Tool, error) {
+	if !filepath.IsLocal(name) || filepath.Base(name) != name || strings.HasPrefix(name, ".") {
+		return nil, fmt.Errorf("selfcode: %q: %w", name, ErrNotFound)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []Tool
+	for _, v := range d.archived(name) {
+		t, err := loadDir(d.archiveDir(name, v))
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("selfcode: %s version %d: %w", name, v, err)
+		}
+		out = append(out, t)
+	}
+	for _, st := range []string{StateLive, StateQuarantined} {
+		t, err := d.Load(st, name)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("selfcode: %s: %w", name, ErrNotFound)
+	}
+	return out, nil
+}
+
 // removedMark, in a tool's archive directory, says the owner removed the
 // tool: no live version is then what the owner wanted (Check).
 const removedMark = "removed"

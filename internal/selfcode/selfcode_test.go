@@ -2,6 +2,7 @@ package selfcode
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -161,4 +162,49 @@ func FuzzIsIdent(f *testing.F) {
 			t.Errorf("isIdent(%q) = %v, the regexp says %v", s, got, want)
 		}
 	})
+}
+
+// TestVersions: every kept version, oldest first, the live or quarantined
+// one last; a staged proposal is not one; a name that is a path has none.
+func TestVersions(t *testing.T) {
+	t.Parallel()
+	d := newDir(t)
+	for i, code := range []string{"v1", "v2"} {
+		m, err := d.Stage("greet", Starlark, code, "t", Meta{}, "passed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Promote("greet", m.Hash, "owner"); err != nil || m.Version != i+1 {
+			t.Fatalf("promote %d: %v", m.Version, err)
+		}
+	}
+	if _, err := d.Stage("greet", Starlark, "v3", "t", Meta{}, "passed"); err != nil {
+		t.Fatal(err)
+	}
+	versions := func() []string {
+		t.Helper()
+		vs, err := d.Versions("greet")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, v := range vs {
+			out = append(out, fmt.Sprintf("%d:%s:%s", v.Version, v.State, v.Code))
+		}
+		return out
+	}
+	if got, want := strings.Join(versions(), " "), "1:archived:v1 2:live:v2"; got != want {
+		t.Errorf("versions %q, want %q", got, want)
+	}
+	if err := d.Quarantine("greet"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(versions(), " "), "1:archived:v1 2:quarantined:v2"; got != want {
+		t.Errorf("versions %q, want %q", got, want)
+	}
+	for _, name := range []string{"../greet", "greet/..", "/etc", ".", "..", "", "nope", ".tmp"} {
+		if vs, err := d.Versions(name); !errors.Is(err, ErrNotFound) || len(vs) != 0 {
+			t.Errorf("Versions(%q) = %d versions, %v", name, len(vs), err)
+		}
+	}
 }

@@ -81,6 +81,15 @@ func (t *Toolbox) Find(name string) (selfcode.Tool, string, error) {
 	return selfcode.Tool{}, "", selfcode.ErrNotFound
 }
 
+// Versions returns every version of the self-coded tool name that is
+// kept, oldest first (selfcode.Dir.Versions).
+func (t *Toolbox) Versions(name string) ([]selfcode.Tool, error) {
+	if t.dir == nil {
+		return nil, selfcode.ErrNotFound
+	}
+	return t.dir.Versions(name)
+}
+
 // Action carries out an owner's command on a self-coded tool (quarantine,
 // restore, rollback, remove) and returns what to tell the owner.
 func (t *Toolbox) Action(ctx context.Context, action, name, by string) (string, error) {

@@ -36,6 +36,8 @@ type ToolHistory interface {
 	ToolVersions(name string) ([]core.ToolDetail, error)
 }
 
+var _ ToolHistory = (*core.Core)(nil)
+
 // toolAction tells of an owner's command on a self-coded tool: the note
 // a success shows, and whether it asks once more first; known is false
 // for a command there is not.
