@@ -221,8 +221,20 @@ func (s *Server) showSettings(w http.ResponseWriter, status int, d pageData, dat
 			settingsConfig(p, data.Config)
 			p.m("\n")
 		}
+		settingsSessions(p, d.CSRF)
 		p.m("\n")
 	})
+}
+
+// settingsSessions writes the form that signs every browser out.
+func settingsSessions(p *page, csrf string) {
+	p.m(`<section aria-labelledby="sessions">
+<h2 id="sessions">Signed-in browsers</h2>
+<p>Signing out everywhere ends every browser's session, this one's too; each signs in again with the API token.</p>
+<div class="actions">`)
+	p.button("/sessions/revoke", csrf, "Sign out everywhere", "danger")
+	p.m(`</div>
+</section>`)
 }
 
 // settingsModel writes the provider chain and the form that switches the

@@ -309,6 +309,21 @@ func (s *Server) postLogout(w http.ResponseWriter, r *http.Request) {
 	back(w, r, "/login", "signed-out")
 }
 
+// postRevokeSessionsPage is the settings page's "Sign out everywhere".
+func (s *Server) postRevokeSessionsPage(w http.ResponseWriter, r *http.Request) {
+	if s.sessions != nil {
+		n, err := s.sessions.RevokeSessions(r.Context())
+		if err != nil {
+			s.log.Error("revoke web sessions", "err", err)
+			s.show(w, http.StatusInternalServerError, "Settings", pageData{Error: "The sessions could not be ended; see the daemon's log."}, func(*page) {})
+			return
+		}
+		s.log.Info("web sessions revoked", "count", n)
+	}
+	clearSessionCookie(w, r)
+	back(w, r, "/login", "signed-out")
+}
+
 // postRevokeSessions ends every browser session, the caller's included.
 func (s *Server) postRevokeSessions(w http.ResponseWriter, r *http.Request) {
 	if s.sessions == nil {

@@ -228,6 +228,17 @@ func TestSessionEnds(t *testing.T) {
 		t.Fatalf("logout: %d, alive %v", resp.StatusCode, alive(c))
 	}
 
+	// The settings page's "Sign out everywhere": every session ends.
+	g, h := f.login(t, nil), f.login(t, nil)
+	form["s"] = g
+	if resp, _ := f.req(t, "POST", "/sessions/revoke", form, "csrf=wrong"); resp.StatusCode != 403 || !alive(g) {
+		t.Fatalf("sign out everywhere with a wrong CSRF token: %d", resp.StatusCode)
+	}
+	resp, _ = f.req(t, "POST", "/sessions/revoke", form, "csrf="+url.QueryEscape(f.csrf(t, g)))
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/login?note=signed-out" || alive(g) || alive(h) {
+		t.Fatalf("sign out everywhere: %d %s, alive %v %v", resp.StatusCode, resp.Header.Get("Location"), alive(g), alive(h))
+	}
+
 	d, e := f.login(t, nil), f.login(t, nil)
 	resp, body := f.req(t, "POST", "/api/sessions/revoke", map[string]string{"Authorization": "Bearer " + token}, "")
 	if resp.StatusCode != 200 || !strings.Contains(body, `"revoked":2`) || alive(d) || alive(e) {

@@ -135,6 +135,7 @@ func New(opts Options) (*Server, error) {
 	mux.HandleFunc("GET /login", s.getLogin)
 	mux.HandleFunc("POST /login", s.postLogin)
 	mux.HandleFunc("POST /logout", s.sessionOnly(s.postLogout))
+	mux.HandleFunc("POST /sessions/revoke", s.sessionOnly(s.postRevokeSessionsPage))
 	mux.Handle("POST /api/sessions/revoke", s.auth(http.HandlerFunc(s.postRevokeSessions)))
 	mux.Handle("POST /api/chat", s.auth(http.HandlerFunc(s.postChat)))
 	mux.Handle("GET /api/audit", s.auth(http.HandlerFunc(s.getAudit)))
