@@ -147,7 +147,10 @@ func TestLoginSessionAndCSRF(t *testing.T) {
 		t.Fatalf("home without a session: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	resp, body = f.req(t, "GET", "/login", nil, "")
-	if resp.StatusCode != 200 || !strings.Contains(body, `type="password"`) || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+	// Referrer-Policy same-origin: under no-referrer a browser sends
+	// "Origin: null" with the page's own forms, which sameOrigin refuses.
+	if resp.StatusCode != 200 || !strings.Contains(body, `type="password"`) || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") ||
+		resp.Header.Get("Referrer-Policy") != "same-origin" {
 		t.Fatalf("login page: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
 	cookie := f.login(t, nil)

@@ -126,6 +126,12 @@ func New(opts Options) (*Server, error) {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /{$}", s.getHome)
 	mux.Handle("GET /static/", serveStatic())
+	// Browsers ask for it on their own; nothing to show, and no 404 in
+	// their console.
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Cache-Control", "private, max-age=86400")
+		w.WriteHeader(http.StatusNoContent)
+	})
 	s.routeChat(mux)
 	s.routeSkillPages(mux)
 	s.routeSettingsPage(mux)
