@@ -282,7 +282,7 @@ func childrenRSS(b *testing.B, pid int) (rss, anon float64) {
 	return rss, anon
 }
 
-func procRSS(b *testing.B, pid int) (rss, anon float64) {
+func procRSS(b testing.TB, pid int) (rss, anon float64) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		b.Fatal(err)

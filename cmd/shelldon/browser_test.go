@@ -174,4 +174,7 @@ func TestBrowserUI(t *testing.T) {
 		t.Errorf("the turn after the switch asked with %q", got)
 	}
 	b.consoleClean("chat")
+	// What the daemon holds with a browser connected, after every page.
+	rss, anon := procRSS(t, d.cmd.Process.Pid)
+	t.Logf("daemon with a browser VmRSS-MB %.2f RssAnon-MB %.2f", rss, anon)
 }
