@@ -157,8 +157,7 @@ const vocabularyBridge = `
 // "£" stands for), not words picked from the labeled requests.
 func aliases() map[string][]string {
 	return aliasesOnce.Get(func() map[string][]string {
-		m := map[string][]string{}
-		for _, line := range strings.Split(`
+		return byVariant(`
 			usd: dollar dollars buck bucks
 			eur: euro euros
 			gbp: sterling quid
@@ -194,16 +193,7 @@ func aliases() map[string][]string {
 			color: colour
 			gray: grey
 			grayscale: greyscale
-			javascript: js`, "\n") {
-			canon, variants, ok := strings.Cut(line, ":")
-			if !ok {
-				continue
-			}
-			for _, v := range strings.Fields(variants) {
-				m[v] = strings.Fields(canon)
-			}
-		}
-		return m
+			javascript: js`)
 	})
 }
 
@@ -217,8 +207,7 @@ var aliasesOnce lazy.Value[map[string][]string]
 // the aliases.
 func extensions() map[string][]string {
 	return extensionsOnce.Get(func() map[string][]string {
-		m := map[string][]string{}
-		for _, line := range strings.Split(`
+		return byVariant(`
 			markdown: md mkd
 			shell: sh bash zsh
 			javascript: mjs cjs jsx
@@ -228,16 +217,7 @@ func extensions() map[string][]string {
 			ruby: rb
 			sqlite: db sqlite3
 			text: txt
-			jsonl: ndjson`, "\n") {
-			format, exts, ok := strings.Cut(line, ":")
-			if !ok {
-				continue
-			}
-			for _, e := range strings.Fields(exts) {
-				m[e] = strings.Fields(format)
-			}
-		}
-		return m
+			jsonl: ndjson`)
 	})
 }
 
@@ -327,3 +307,19 @@ var phrasesOnce lazy.Value[[]phrase]
 
 // phrase is " words " (spaced, to match whole words) and its term.
 type phrase struct{ words, term string }
+
+// byVariant reads a table of lines "canonical words: variant variant..."
+// into a map from each variant to the canonical words.
+func byVariant(table string) map[string][]string {
+	m := map[string][]string{}
+	for line := range strings.SplitSeq(table, "\n") {
+		canon, variants, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		for _, v := range strings.Fields(variants) {
+			m[v] = strings.Fields(canon)
+		}
+	}
+	return m
+}
