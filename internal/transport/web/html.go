@@ -3,6 +3,8 @@ package web
 import (
 	"strconv"
 	"strings"
+
+	"github.com/shelldon/shelldon/internal/inert"
 )
 
 // The UI's HTML is written by Go code with a small builder, not by
@@ -16,9 +18,9 @@ import (
 // a constant string converts to one by itself, but a string variable does
 // not, so text from outside (the model's, a tool's, a request's) cannot
 // become markup without a conversion that TestMarkupOnlyFromConstants
-// looks for. Everything else goes through t (text, escaped for an
-// element's content or a quoted attribute's value), n (a number) or the
-// helpers built on them.
+// looks for. Everything else goes through t (text, made inert and
+// escaped for an element's content or a quoted attribute's value), n (a
+// number) or the helpers built on them.
 
 // markup is HTML that the daemon's own code wrote.
 type markup string
@@ -32,9 +34,13 @@ func (p *page) m(s markup) *page {
 	return p
 }
 
-// t writes s as text: escaped for an element's content and for an
-// attribute value in double quotes.
+// t writes s as text: inert first (internal/inert.Text: control,
+// bidirectional, zero-width and other invisible characters and invalid
+// bytes shown as escapes, so nothing the model wrote reorders or hides
+// what the owner reads), then escaped for an element's content and for
+// an attribute value in double quotes.
 func (p *page) t(s string) *page {
+	s = inert.Text(s)
 	last := 0
 	for i := 0; i < len(s); i++ {
 		var esc string
@@ -49,8 +55,6 @@ func (p *page) t(s string) *page {
 			esc = "&#34;"
 		case '\'':
 			esc = "&#39;"
-		case 0:
-			esc = "\uFFFD"
 		default:
 			continue
 		}

@@ -18,9 +18,14 @@ func TestPageText(t *testing.T) {
 		`' onmouseover='x`:               "&#39; onmouseover=&#39;x",
 		"a & b":                          "a &amp; b",
 		"&amp;":                          "&amp;amp;",
-		"nul\x00byte":                    "nul\uFFFDbyte",
-		"\u202eevil":                     "\u202eevil",
-		"":                               "",
+		"plain\tand\nlines":              "plain\tand\nlines",
+		"é ü 日本":                         "é ü 日本",
+		// What reorders or hides text shows as an escape (internal/inert).
+		"a\u202eb\u2066c\u200bd":   `a\u202eb\u2066c\u200bd`,
+		"bell\x07 del\x7f nul\x00": `bell\x07 del\x7f nul\x00`,
+		"tag\U000E0041 bom\ufeff":  `tag\U000e0041 bom\ufeff`,
+		"bad \xff byte":            `bad \xff byte`,
+		"":                         "",
 	} {
 		var p page
 		if got := p.t(in).String(); got != want {

@@ -68,7 +68,7 @@ func TestChatPageWithoutJavaScript(t *testing.T) {
 	cookie := f.login(t, nil)
 	csrf := f.csrf(t, cookie)
 	form := map[string]string{"s": cookie, "Origin": f.origin(), "Content-Type": "application/x-www-form-urlencoded"}
-	hostile := `<script>alert(1)</script> park "><img src=x onerror=alert(1)>`
+	hostile := `<script>alert(1)</script> park "><img src=x onerror=alert(1)>` + " \u202eevil"
 	resp, body := f.req(t, "POST", "/chat", form, url.Values{"csrf": {csrf}, "text": {hostile}}.Encode())
 	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/chat" {
 		t.Fatalf("post: %d %s %s", resp.StatusCode, resp.Header.Get("Location"), body)
@@ -89,7 +89,10 @@ func TestChatPageWithoutJavaScript(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
-	for _, bad := range []string{"<script>alert", "<img src=x", "<b>rm</b>"} {
+	if !strings.Contains(body, `\u202eevil`) {
+		t.Error("the page does not show the bidi override as an escape")
+	}
+	for _, bad := range []string{"<script>alert", "<img src=x", "<b>rm</b>", "\u202e"} {
 		if strings.Contains(body, bad) {
 			t.Errorf("the page holds %q raw", bad)
 		}

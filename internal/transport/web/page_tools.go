@@ -5,11 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/shelldon/shelldon/internal/contracts"
@@ -24,7 +22,7 @@ import (
 // commands as forms: quarantine, restore, rollback, remove. Rollback and
 // remove ask once more first (?confirm=ACTION shows the form that posts
 // confirm=yes). Everything shown of a self-coded tool was written by the
-// model: it is written as text (page.t), and toolText makes its invisible
+// model: it is written as text (page.t), which also makes its invisible
 // and direction-changing characters visible.
 
 // ToolHistory reads every version a self-coded tool's directory keeps
@@ -75,8 +73,7 @@ type toolPage struct {
 	Confirm string // "rollback" or "remove" when the page asks to confirm it
 }
 
-// selfToolView is a self-coded tool as its page shows it; every text is
-// passed through toolText.
+// selfToolView is a self-coded tool as its page shows it.
 type selfToolView struct {
 	State        string
 	Version      int
@@ -148,7 +145,6 @@ func (s *Server) toolsPage(ctx context.Context) (toolsPage, error) {
 		}
 	}
 	for _, v := range list {
-		v.Summary = toolText(v.Summary)
 		row := toolRow{ToolView: v, Path: toolPath(v.Name)}
 		if v.Source == core.SourceSelf {
 			page.Self = append(page.Self, row)
@@ -215,18 +211,18 @@ func (s *Server) toolPage(ctx context.Context, name string) (page toolPage, stat
 
 // selfToolView is t, in state, as its page shows it.
 func (s *Server) selfToolView(ctx context.Context, t core.ToolDetail, state string) *selfToolView {
-	v := &selfToolView{State: state, Version: t.Version, Language: toolText(t.Language),
-		Description: toolText(t.Meta.Description), Schema: toolText(toolSchemaText(t.Meta.ParamsSchema)),
-		Code: toolText(t.Code), Test: toolText(t.Test), Gate: toolText(t.Gate)}
+	v := &selfToolView{State: state, Version: t.Version, Language: t.Language,
+		Description: t.Meta.Description, Schema: toolSchemaText(t.Meta.ParamsSchema),
+		Code: t.Code, Test: t.Test, Gate: t.Gate}
 	kinds := make([]string, 0, len(t.Meta.Capabilities))
 	for k := range t.Meta.Capabilities {
 		kinds = append(kinds, k)
 	}
 	sort.Strings(kinds)
 	for _, k := range kinds {
-		row := toolCapability{Kind: toolText(k)}
+		row := toolCapability{Kind: k}
 		for _, c := range t.Meta.Capabilities[k] {
-			row.Values = append(row.Values, toolText(c))
+			row.Values = append(row.Values, c)
 		}
 		v.Capabilities = append(v.Capabilities, row)
 	}
@@ -261,13 +257,13 @@ func (s *Server) selfToolView(ctx context.Context, t core.ToolDetail, state stri
 	for i := len(versions) - 1; i >= 0; i-- {
 		cur := versions[i]
 		row := toolVersion{Version: cur.Version, State: cur.State, ProposedAt: toolTime(cur.ProposedAt),
-			ApprovedAt: toolTime(cur.ApprovedAt), ApprovedBy: toolText(cur.ApprovedBy), Hash: cur.Hash}
+			ApprovedAt: toolTime(cur.ApprovedAt), ApprovedBy: cur.ApprovedBy, Hash: cur.Hash}
 		if i == 0 {
 			row.First = true
 		} else {
 			row.Diff, row.Whole, row.Same = toolCodeDiff(versions[i-1].Code, cur.Code)
 			if row.Whole {
-				row.Old, row.New = toolText(versions[i-1].Code), toolText(cur.Code)
+				row.Old, row.New = versions[i-1].Code, cur.Code
 			}
 		}
 		v.Versions = append(v.Versions, row)
@@ -289,11 +285,11 @@ func toolCodeDiff(old, new string) (lines []toolDiffLine, whole, same bool) {
 	for i, l := range dl {
 		switch l.Op {
 		case '+':
-			lines[i] = toolDiffLine{"add", "+ " + toolText(l.Text)}
+			lines[i] = toolDiffLine{"add", "+ " + l.Text}
 		case '-':
-			lines[i] = toolDiffLine{"del", "- " + toolText(l.Text)}
+			lines[i] = toolDiffLine{"del", "- " + l.Text}
 		default:
-			lines[i] = toolDiffLine{"", "  " + toolText(l.Text)}
+			lines[i] = toolDiffLine{"", "  " + l.Text}
 		}
 	}
 	return lines, false, false
@@ -316,42 +312,6 @@ func toolTime(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format("2006-01-02 15:04 UTC")
-}
-
-// toolText makes the characters of s that change how text around them
-// reads without being seen (bidirectional overrides and isolates, marks,
-// zero-width characters, and other controls but tab and newline) visible
-// as [U+XXXX]: code with a right-to-left override reads in a different
-// order than it runs.
-func toolText(s string) string {
-	if !strings.ContainsFunc(s, toolHiddenRune) {
-		return s
-	}
-	var b strings.Builder
-	for _, c := range s {
-		if toolHiddenRune(c) {
-			fmt.Fprintf(&b, "[U+%04X]", c)
-			continue
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-func toolHiddenRune(c rune) bool {
-	switch {
-	case c == '\t' || c == '\n':
-		return false
-	case c < 0x20 || c >= 0x7f && c < 0xa0:
-		return true
-	case c == 0x061c || c == 0x00ad || c == 0x180e || c == 0xfeff:
-		return true
-	case c >= 0x200b && c <= 0x200f, c >= 0x202a && c <= 0x202e, c >= 0x2060 && c <= 0x2069:
-		return true
-	case c >= 0xfff9 && c <= 0xfffb, c >= 0xe0000 && c <= 0xe007f: // annotations, tags
-		return true
-	}
-	return false
 }
 
 // postToolPageAction carries out an owner's command on a self-coded tool
