@@ -97,6 +97,12 @@ func TestChatPageWithoutJavaScript(t *testing.T) {
 			t.Errorf("the page holds %q raw", bad)
 		}
 	}
+	// A long message (over the login form's cap) posts like a short one.
+	long := strings.Repeat("long message ", 1000)
+	if resp, body := f.req(t, "POST", "/chat", form, url.Values{"csrf": {csrf}, "text": {long}}.Encode()); resp.StatusCode != 303 {
+		t.Fatalf("a %d-byte message: %d %s", len(long), resp.StatusCode, body)
+	}
+	cc.sent = cc.sent[:1]
 	// Refusals: no CSRF token, another origin, an empty message.
 	if resp, _ := f.req(t, "POST", "/chat", form, url.Values{"text": {"hi"}}.Encode()); resp.StatusCode != 403 {
 		t.Errorf("post without the CSRF token: %d", resp.StatusCode)

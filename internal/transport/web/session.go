@@ -179,11 +179,12 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) (core.Session, 
 }
 
 // csrfOK says whether r carries sess's CSRF token, in the header or, for
-// a form, the "csrf" field (a form's body is read here, capped).
+// a form, the "csrf" field (a form's body is read here, capped at the
+// largest form's, the chat's message).
 func csrfOK(r *http.Request, sess core.Session) bool {
 	got := r.Header.Get(csrfHeader)
 	if got == "" && strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
-		r.Body = http.MaxBytesReader(nil, r.Body, maxLoginBody)
+		r.Body = http.MaxBytesReader(nil, r.Body, maxChatBody)
 		if err := r.ParseForm(); err == nil {
 			got = r.PostForm.Get("csrf")
 		}
