@@ -11,6 +11,7 @@ import (
 
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/core"
+	"github.com/shelldon/shelldon/internal/inert"
 )
 
 // The chat page: the conversation of the chat "web" so far, a box to
@@ -215,7 +216,9 @@ const maxStreamed = 1 << 20
 // "text" (a piece of the reply), "tool" (a tool call's start or end: its
 // name, phase and, at its end, whether it went well), and at the end
 // "done" (the reply, whether it stopped, and the requests it parked) or
-// "error". Each event's data is JSON.
+// "error". Each event's data is JSON, its text already inert (the script
+// puts it on the page as text, which would not stop a bidirectional
+// override from reordering it).
 func (s *Server) postChatStream(w http.ResponseWriter, r *http.Request) {
 	text, problem := chatText(r)
 	if problem != "" {
@@ -256,11 +259,11 @@ func (s *Server) postChatStream(w http.ResponseWriter, r *http.Request) {
 			sent += len(delta)
 			mu.Unlock()
 			if !over {
-				send("text", delta)
+				send("text", inert.Text(delta))
 			}
 		},
 		Tool: func(e contracts.ToolEvent) {
-			send("tool", map[string]any{"phase": e.Phase, "tool": e.Tool, "ok": e.OK})
+			send("tool", map[string]any{"phase": e.Phase, "tool": inert.Text(e.Tool), "ok": e.OK})
 		},
 	}
 	out, err := s.chat.Send(r.Context(), uiChat, text, ev)
@@ -270,9 +273,9 @@ func (s *Server) postChatStream(w http.ResponseWriter, r *http.Request) {
 	} else {
 		parked := make([]map[string]string, 0, len(out.Approvals))
 		for _, a := range out.Approvals {
-			parked = append(parked, map[string]string{"id": a.ID, "summary": a.Summary})
+			parked = append(parked, map[string]string{"id": a.ID, "summary": inert.Text(a.Summary)})
 		}
-		send("done", map[string]any{"reply": out.Reply, "stopped": out.Stopped, "approvals": parked})
+		send("done", map[string]any{"reply": inert.Text(out.Reply), "stopped": out.Stopped, "approvals": parked})
 	}
 	mu.Lock()
 	shut = true // a late event (none should come) is not written after the handler

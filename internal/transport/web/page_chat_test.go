@@ -127,15 +127,15 @@ func TestChatStream(t *testing.T) {
 	cookie := f.login(t, nil)
 	csrf := f.csrf(t, cookie)
 	h := map[string]string{"s": cookie, "Origin": f.origin(), "Content-Type": "application/x-www-form-urlencoded", csrfHeader: csrf}
-	resp, body := f.req(t, "POST", "/chat/stream", h, url.Values{"text": {"please park it"}}.Encode())
+	resp, body := f.req(t, "POST", "/chat/stream", h, url.Values{"text": {"please park it \u202e"}}.Encode())
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("stream: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
 	want := "event: tool\ndata: {\"ok\":false,\"phase\":\"start\",\"tool\":\"get_time\"}\n\n" +
 		"event: tool\ndata: {\"ok\":true,\"phase\":\"end\",\"tool\":\"get_time\"}\n\n" +
 		"event: text\ndata: \"You s\"\n\n" +
-		"event: text\ndata: \"aid: please park it\"\n\n" +
-		"event: done\ndata: {\"approvals\":[{\"id\":\"abc123\",\"summary\":\"Tool: run_shell\\n  command: \\u003cb\\u003erm\\u003c/b\\u003e -rf ~\"}],\"reply\":\"You said: please park it\",\"stopped\":\"\"}\n\n"
+		"event: text\ndata: \"aid: please park it \\\\u202e\"\n\n" +
+		"event: done\ndata: {\"approvals\":[{\"id\":\"abc123\",\"summary\":\"Tool: run_shell\\n  command: \\u003cb\\u003erm\\u003c/b\\u003e -rf ~\"}],\"reply\":\"You said: please park it \\\\u202e\",\"stopped\":\"\"}\n\n"
 	if body != want {
 		t.Errorf("stream:\n%s\nwant:\n%s", body, want)
 	}
