@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
-	"time"
 
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/core"
@@ -23,35 +22,8 @@ import (
 // remove ask once more first (?confirm=ACTION shows the form that posts
 // confirm=yes). Everything shown of a self-coded tool was written by the
 // model: it is written as text (page.t), which also makes its invisible
-// and direction-changing characters visible.
-
-// ToolHistory reads every version a self-coded tool's directory keeps
-// (the archived ones, then the current one), oldest first. A ToolLister
-// that is one too has the tool page show the versions before the current
-// one and the changes between them; without it, only the current version
-// is shown.
-type ToolHistory interface {
-	ToolVersions(name string) ([]core.ToolDetail, error)
-}
-
-var _ ToolHistory = (*core.Core)(nil)
-
-// toolAction tells of an owner's command on a self-coded tool: the note
-// a success shows, and whether it asks once more first; known is false
-// for a command there is not.
-func toolAction(action string) (note string, confirmed, known bool) {
-	switch action {
-	case "quarantine":
-		return "quarantined", false, true
-	case "restore":
-		return "restored", false, true
-	case "rollback":
-		return "rolled-back", true, true
-	case "remove":
-		return "removed", true, true
-	}
-	return "", false, false
-}
+// and direction-changing characters visible. The versions and their diffs
+// are in page_tool_versions.go, the commands in page_tool_actions.go.
 
 // toolRow is a tool in the list.
 type toolRow struct {
@@ -91,28 +63,6 @@ type selfToolView struct {
 type toolCapability struct {
 	Kind   string
 	Values []string
-}
-
-// toolVersion is one version and the change of its code from the one
-// before it.
-type toolVersion struct {
-	Version    int
-	State      string
-	ProposedAt string
-	ApprovedAt string
-	ApprovedBy string
-	Hash       string
-	First      bool           // no version before it is known
-	Diff       []toolDiffLine // the change of the code; nil with Whole set
-	Whole      bool           // too large to diff: Old and New are shown whole
-	Old, New   string
-	Same       bool // the code did not change (only the test or the manifest)
-}
-
-// toolDiffLine is a line of a diff as the page shows it.
-type toolDiffLine struct {
-	Class string // "add", "del" or ""
-	Text  string // the line with its mark: "+ ", "- " or "  "
 }
 
 func (s *Server) routeToolPages(mux *http.ServeMux) {
@@ -271,30 +221,6 @@ func (s *Server) selfToolView(ctx context.Context, t core.ToolDetail, state stri
 	return v
 }
 
-// toolCodeDiff is the change from old to new as the page shows it, or whole
-// when the texts are too long to diff; same when they are equal.
-func toolCodeDiff(old, new string) (lines []toolDiffLine, whole, same bool) {
-	if old == new {
-		return nil, false, true
-	}
-	dl, ok := lineDiff(old, new)
-	if !ok {
-		return nil, true, false
-	}
-	lines = make([]toolDiffLine, len(dl))
-	for i, l := range dl {
-		switch l.Op {
-		case '+':
-			lines[i] = toolDiffLine{"add", "+ " + l.Text}
-		case '-':
-			lines[i] = toolDiffLine{"del", "- " + l.Text}
-		default:
-			lines[i] = toolDiffLine{"", "  " + l.Text}
-		}
-	}
-	return lines, false, false
-}
-
 // toolSchemaText is raw indented, or raw as it is when it is not JSON.
 func toolSchemaText(raw json.RawMessage) string {
 	if len(raw) == 0 {
@@ -305,61 +231,6 @@ func toolSchemaText(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return b.String()
-}
-
-func toolTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format("2006-01-02 15:04 UTC")
-}
-
-// postToolPageAction carries out an owner's command on a self-coded tool
-// from its page's form.
-func (s *Server) postToolPageAction(w http.ResponseWriter, r *http.Request) {
-	name, action := r.PathValue("name"), r.PathValue("action")
-	note, confirmed, known := toolAction(action)
-	if !known || !validName(name) {
-		d := pageData{CSRF: toolFormCSRF(r), Error: "There is no such tool or command."}
-		s.showTool(w, http.StatusNotFound, d, toolPage{})
-		return
-	}
-	if r.PostForm == nil { // the CSRF token came in the header
-		r.Body = http.MaxBytesReader(w, r.Body, maxLoginBody)
-		_ = r.ParseForm()
-	}
-	if confirmed && r.PostForm.Get("confirm") != "yes" {
-		http.Redirect(w, r, toolPath(name)+"?confirm="+action, http.StatusSeeOther)
-		return
-	}
-	problem, status := "There are no self-coded tools.", http.StatusNotFound
-	if s.tools != nil {
-		_, err := s.tools.ToolAction(r.Context(), action, name, "web")
-		switch {
-		case err == nil:
-			if action == "remove" {
-				back(w, r, "/tools", note)
-			} else {
-				back(w, r, toolPath(name), note)
-			}
-			return
-		case errors.Is(err, core.ErrNoSuchTool), errors.Is(err, core.ErrNoVersion):
-		default:
-			status = http.StatusConflict
-		}
-		problem = "Could not " + action + " " + name + ": " + err.Error()
-	}
-	data, _, _ := s.toolPage(r.Context(), name) // the zero toolPage when it cannot be read
-	s.showTool(w, status, pageData{CSRF: toolFormCSRF(r), Error: problem}, data)
-}
-
-// toolFormCSRF is the CSRF token an action's request carried (checked by
-// sessionOnly before the action ran), for the page it answers with.
-func toolFormCSRF(r *http.Request) string {
-	if v := r.Header.Get(csrfHeader); v != "" {
-		return v
-	}
-	return r.PostForm.Get("csrf")
 }
 
 // showTools writes the list of tools.
@@ -486,41 +357,6 @@ func toolSelfFacts(p *page, v *selfToolView) {
 `)
 }
 
-// toolCommands writes the owner's commands on a self-coded tool, and the
-// question of the one to confirm, if any.
-func toolCommands(p *page, csrf string, data toolPage) {
-	if data.Confirm != "" {
-		p.m(`<div class="card confirm" role="alert">
-<p>`)
-		label := "Roll back"
-		if data.Confirm == "remove" {
-			label = "Remove"
-			p.m("Remove ").el("code", "", data.Name).m("? Its versions stay in the archive, but shelldon no longer has it.")
-		} else {
-			p.m("Roll ").el("code", "", data.Name).m(" back to its version before this one?")
-		}
-		p.m("</p>\n<div class=\"actions\">\n")
-		p.button(data.Path+"/"+data.Confirm, csrf, label, "danger", "confirm", "yes").m("\n")
-		p.link(data.Path, "Cancel").m("\n</div>\n</div>")
-	}
-	p.m("\n<div class=\"actions\">\n")
-	state := data.Self.State
-	if state == "live" {
-		p.button(data.Path+"/quarantine", csrf, "Quarantine", "")
-	}
-	p.m("\n")
-	if state == "quarantined" {
-		p.button(data.Path+"/restore", csrf, "Restore", "")
-	}
-	p.m("\n")
-	if state == "live" {
-		p.m(`<form method="get" action="`).t(data.Path).m(`"><input type="hidden" name="confirm" value="rollback"><button type="submit">Roll back…</button></form>`)
-	}
-	p.m("\n").m(`<form method="get" action="`).t(data.Path).m(`"><input type="hidden" name="confirm" value="remove"><button type="submit" class="danger">Remove…</button></form>
-</div>
-`)
-}
-
 // toolSelfText writes what the model wrote of a self-coded tool and the
 // gate's report on it.
 func toolSelfText(p *page, v *selfToolView) {
@@ -570,61 +406,4 @@ func toolSelfText(p *page, v *selfToolView) {
 	p.m(`
 <h2 id="versions">Versions</h2>
 `)
-}
-
-// toolVersions writes a self-coded tool's versions, newest first, each
-// with the change of its code from the one before.
-func toolVersions(p *page, v *selfToolView) {
-	if !v.History {
-		p.m(`<p class="muted">Only this version is shown: the daemon does not read the archived ones for this page.</p>`)
-	}
-	p.m("\n")
-	for _, ver := range v.Versions {
-		p.m("<div class=\"card version\">\n<h3>Version ").n(int64(ver.Version))
-		if ver.State != "" {
-			p.m(` <span class="muted">(`).t(ver.State).m(`)</span>`)
-		}
-		proposed := ver.ProposedAt
-		if proposed == "" {
-			proposed = "unknown"
-		}
-		p.m("</h3>\n<dl class=\"facts\">\n<dt>Proposed</dt><dd>").t(proposed).m("</dd>\n<dt>Approved</dt><dd>")
-		switch {
-		case ver.ApprovedAt == "":
-			p.m("not yet")
-		case ver.ApprovedBy != "":
-			p.t(ver.ApprovedAt).m(" by ").t(ver.ApprovedBy)
-		default:
-			p.t(ver.ApprovedAt)
-		}
-		p.m("</dd>\n<dt>Content hash</dt><dd>").el("code", "hash", ver.Hash).m("</dd>\n</dl>\n")
-		toolVersionChange(p, ver)
-		p.m("\n</div>\n")
-	}
-}
-
-// toolVersionChange writes how a version's code differs from the one
-// before's.
-func toolVersionChange(p *page, ver toolVersion) {
-	switch {
-	case ver.First:
-		p.m(`<p class="muted">The first version known.</p>
-`)
-	case ver.Same:
-		p.m(`<p class="muted">The code is the same as the version before's.</p>
-`)
-	case ver.Whole:
-		p.m(`<p class="muted">Too long to compare line by line; both are shown whole.</p>
-<h4>The version before</h4>
-`).el("pre", "code", ver.Old).m(`
-<h4>This version</h4>
-`).el("pre", "code", ver.New).m("\n")
-	default:
-		p.m(`<p class="muted">The code's changes from the version before (+ added, - removed):</p>
-<pre class="diff">`)
-		for _, l := range ver.Diff {
-			p.el("span", l.Class, l.Text).m("\n")
-		}
-		p.m("</pre>")
-	}
 }
