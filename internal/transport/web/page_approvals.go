@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/inert"
@@ -48,7 +50,8 @@ type approvalCard struct {
 	Pending bool   // still waiting for the owner: the buttons are shown
 	// Decided is when it was decided (or expired) and By who decided it.
 	Decided, By string
-	// Short is the summary as one line, bounded, for the list.
+	// Short is the summary bounded for the list, its lines kept
+	// (shortLines).
 	Short string
 }
 
@@ -175,7 +178,7 @@ func recentTable(p *page, recent []approvalCard) {
 		p.m("<tr>\n<td>").t(c.Decided).m("</td>\n")
 		p.el("td", "state-"+c.State, c.State).m("\n<td>").t(c.By).m("</td>\n<td>")
 		p.el("code", "", c.Tool).m("</td>\n<td>")
-		p.el("code", "", c.Chat).m("</td>\n<td>")
+		p.el("code", "", c.Chat).m("</td>\n<td class=\"lines\">")
 		p.link(c.Href, c.Short).m("</td>\n</tr>\n")
 	}
 	p.m(`</tbody>
@@ -227,7 +230,7 @@ func card(a core.ApprovalView, now time.Time) approvalCard {
 	c := approvalCard{
 		ID: inert.Name(a.ID), Href: "/approvals/" + url.PathEscape(a.ID),
 		Kind: inert.Name(a.Kind), Tool: inert.Name(a.Tool), Chat: inert.Name(a.Chat), Turn: a.Turn,
-		Summary: inert.Text(a.Summary), Short: inert.Short(a.Summary, 160), State: inert.Name(a.State),
+		Summary: inert.Text(a.Summary), Short: shortLines(a.Summary, shortChars, shortLineCount), State: inert.Name(a.State),
 		Filed: stamp(a.CreatedAt), Expires: stamp(a.ExpiresAt),
 	}
 	if a.State == "pending" {
@@ -238,6 +241,52 @@ func card(a core.ApprovalView, now time.Time) approvalCard {
 		}
 	}
 	return c
+}
+
+// How much of a summary the list of requests shows: in characters, and
+// in lines.
+const (
+	shortChars     = 160
+	shortLineCount = 4
+)
+
+// shortLines is s bounded for a list: its first lines, at most lines
+// (>= 1) of them and max (>= 1) characters in all, a newline counting as
+// one; each line inert as inert.Short makes it (a tab, a carriage return
+// and every other control or invisible character escaped, backslashes
+// doubled), an escape never cut in two. The newlines stay, and the page
+// shows them as line breaks (CSS white-space on the element: a newline is
+// not markup). It ends in "…" when anything is left out.
+func shortLines(s string, max, lines int) string {
+	var b strings.Builder
+	n, keep := 0, 0 // characters written; bytes of b that leave room for "…"
+	add := func(piece string) bool {
+		w := utf8.RuneCountInString(piece)
+		if n+w > max {
+			return false
+		}
+		if n+w <= max-1 {
+			keep = b.Len() + len(piece)
+		}
+		n += w
+		b.WriteString(piece)
+		return true
+	}
+	cut := func() string { return strings.TrimSuffix(b.String()[:keep], "\n") + "…" }
+	for i, line := range strings.SplitN(s, "\n", lines+1) {
+		if i == lines || i > 0 && !add("\n") {
+			return cut()
+		}
+		for j := 0; j < len(line); {
+			_, size := utf8.DecodeRuneInString(line[j:])
+			// One character (or invalid byte) at a time, as Line shows it.
+			if !add(inert.Line(line[j : j+size])) {
+				return cut()
+			}
+			j += size
+		}
+	}
+	return b.String()
 }
 
 // stamp is t as the pages show a moment: UTC to the second.

@@ -21,11 +21,19 @@ import (
 // form posts to /chat/stream instead, which answers with Server-Sent
 // Events as the turn runs: the model's words as they come, each tool's
 // start and end, and the outcome; the script then reloads the page.
+// A turn parked on a RISKY call keeps its messages with its request until
+// the owner's decision is carried out: until then the page shows the
+// owner's message of it after the history, marked as waiting.
 
-// Conversations reads a chat's messages (core.Reader.Conversation).
+// Conversations reads a chat's messages (core.Reader.Conversation) and
+// its turns parked on a request, whose messages the history gets only
+// when the owner's decision is carried out (core.Reader.Parked).
 type Conversations interface {
 	Conversation(ctx context.Context, chat string, chars int) ([]contracts.Message, error)
+	Parked(ctx context.Context, chat string) ([]core.ParkedTurn, error)
 }
+
+var _ Conversations = (*core.Core)(nil)
 
 const (
 	// uiChat is the chat the web UI talks in.
@@ -40,6 +48,10 @@ type chatLine struct {
 	Who   string   // "you", "shelldon"
 	Text  string   // what was said
 	Tools []string // the tools an assistant message called
+	// Waiting is, for the owner's message of a turn parked on a request,
+	// the request's state ("pending" until the owner decides); "" for a
+	// message of the history.
+	Waiting string
 }
 
 type chatPage struct {
@@ -73,10 +85,22 @@ func (s *Server) showChat(w http.ResponseWriter, status int, d pageData, data ch
 			if l.Who == "you" {
 				cls, who = "you", "You"
 			}
+			if l.Waiting != "" {
+				cls += " waiting"
+			}
 			p.m(`<div class="msg `).m(cls).m(`">
 <p class="who">`).t(who).m("</p>\n")
 			if l.Text != "" {
 				p.m(`<pre class="text">`).t(l.Text).m("</pre>\n")
+			}
+			switch l.Waiting {
+			case "":
+			case "pending":
+				p.m(`<p class="muted">Waiting for your decision below; shelldon goes on once you decide.</p>
+`)
+			default:
+				p.m(`<p class="muted">Your decision is being carried out.</p>
+`)
 			}
 			if len(l.Tools) > 0 {
 				p.m(`<p class="muted">Used: `)
@@ -134,6 +158,14 @@ func (s *Server) chatPage(ctx context.Context) (chatPage, error) {
 			return page, err
 		}
 		page.Lines = chatLines(msgs)
+		// Read after the history: a parked turn's messages reach the
+		// history in the transaction that closes its request, so none is
+		// shown twice (core.Reader.Parked).
+		parked, err := s.conv.Parked(ctx, uiChat)
+		if err != nil {
+			return page, err
+		}
+		page.Lines = append(page.Lines, parkedLines(parked)...)
 	}
 	if s.appr != nil {
 		list, err := s.appr.Approvals(ctx)
@@ -166,6 +198,21 @@ func chatLines(msgs []contracts.Message) []chatLine {
 			}
 			if l.Text != "" || len(l.Tools) > 0 {
 				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+// parkedLines are the owner's messages of the parked turns, marked as
+// waiting: the history holds them only once the decision is carried out,
+// and until then the owner still sees what they asked.
+func parkedLines(parked []core.ParkedTurn) []chatLine {
+	var out []chatLine
+	for _, t := range parked {
+		for _, m := range t.Messages {
+			if m.Role == contracts.RoleUser && m.Text != "" {
+				out = append(out, chatLine{Who: "you", Text: m.Text, Waiting: t.State})
 			}
 		}
 	}

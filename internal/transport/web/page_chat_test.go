@@ -49,6 +49,10 @@ func (c *chatCore) Conversation(_ context.Context, chat string, _ int) ([]contra
 	return c.msgs, nil
 }
 
+// Parked: the fake keeps every turn in its history at once (the real
+// core's parked turns are TestChatShowsTheParkedTurn's).
+func (c *chatCore) Parked(context.Context, string) ([]core.ParkedTurn, error) { return nil, nil }
+
 func newChatFixture(t *testing.T) (*sessionFixture, *chatCore) {
 	t.Helper()
 	cc := &chatCore{}
