@@ -212,10 +212,31 @@ func (e cmdEnv) serveCmd() *cobra.Command {
 	return cmd
 }
 
+// wrapWords lays words out as lines of at most width bytes (a longer word
+// alone), each behind indent, separated by ", ".
+func wrapWords(words []string, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for i, w := range words {
+		if i < len(words)-1 {
+			w += ","
+		}
+		if line != indent && len(line)+1+len(w) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += w
+	}
+	return b.String() + line
+}
+
 func (e cmdEnv) auditCmd() *cobra.Command {
 	var limit int
 	var before int64
-	var chat, tool string
+	var chat, tool, kind, outcome string
 	cmd := &cobra.Command{
 		Use:   "audit",
 		Short: "Show the audit trail of tool calls and requests, newest first",
@@ -223,15 +244,25 @@ func (e cmdEnv) auditCmd() *cobra.Command {
 			"OK is its result), tool_refused (a guard refused a RISKY call before asking you),\n" +
 			"approval_requested|approved|denied|expired|executed (a request for you and each step\n" +
 			"of it: a request filed is OK, its denial is not), and the changes of self-coded tools\n" +
-			"(tool_*) and skills (skill_*).",
-		Args: cobra.NoArgs,
+			"(tool_*) and skills (skill_*).\n\n" +
+			"--outcome shows only the rows that are OK (ok) or not (failed), --kind only one kind;\n" +
+			"the filters combine. The kinds are:\n" + wrapWords(core.AuditKinds(), "  ", 88),
+		Example: "  shelldon audit --kind approval_denied\n  shelldon audit --outcome failed --tool run_shell -n 50",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if kind != "" && !core.ValidAuditKind(kind) {
+				return usageError("--kind %s is not a kind: a kind is 1-64 lowercase letters, digits or _.- (such as tool_call)", inert.Name(kind))
+			}
+			if outcome != "" && outcome != core.AuditOK && outcome != core.AuditFailed {
+				return usageError("--outcome %s: say %s or %s", inert.Name(outcome), core.AuditOK, core.AuditFailed)
+			}
 			a, err := e.open(cmd.Context(), ForReading, slog.LevelWarn)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			entries, err := a.Reader.Audit(cmd.Context(), core.AuditQuery{Limit: limit, Chat: chat, Tool: tool, Before: before})
+			q := core.AuditQuery{Limit: limit, Chat: chat, Tool: tool, Kind: kind, Outcome: outcome, Before: before}
+			entries, err := a.Reader.Audit(cmd.Context(), q)
 			if err != nil {
 				return err
 			}
@@ -249,7 +280,14 @@ func (e cmdEnv) auditCmd() *cobra.Command {
 				return err
 			}
 			if n := len(entries); n > 0 && n == limit {
-				fmt.Fprintf(e.stderr, "Older entries: shelldon audit --before %d\n", entries[n-1].ID)
+				// The command for the next page keeps the filters.
+				next := fmt.Sprintf("shelldon audit -n %d", limit)
+				for _, f := range [][2]string{{"chat", chat}, {"tool", tool}, {"kind", kind}, {"outcome", outcome}} {
+					if f[1] != "" {
+						next += " --" + f[0] + " " + inert.Name(f[1])
+					}
+				}
+				fmt.Fprintf(e.stderr, "Older entries: %s --before %d\n", next, entries[n-1].ID)
 			}
 			return nil
 		},
@@ -258,5 +296,7 @@ func (e cmdEnv) auditCmd() *cobra.Command {
 	cmd.Flags().Int64Var(&before, "before", 0, "only entries older than this ID (the next page)")
 	cmd.Flags().StringVar(&chat, "chat", "", "only this conversation")
 	cmd.Flags().StringVar(&tool, "tool", "", "only this tool")
+	cmd.Flags().StringVar(&kind, "kind", "", "only this kind of row, such as tool_call or approval_denied (see above)")
+	cmd.Flags().StringVar(&outcome, "outcome", "", "only the rows that are OK (ok) or not (failed)")
 	return cmd
 }

@@ -34,6 +34,18 @@ type AuditEntry = store.AuditEntry
 // AuditQuery selects audit entries; zero fields select everything.
 type AuditQuery = store.AuditQuery
 
+// Outcomes an AuditQuery selects by (AuditQuery.Outcome).
+const (
+	AuditOK     = store.OutcomeOK
+	AuditFailed = store.OutcomeFailed
+)
+
+// AuditKinds lists the kinds of entry the audit trail holds, for a filter.
+func AuditKinds() []string { return store.AuditKinds() }
+
+// ValidAuditKind reports whether s can be a kind of entry (AuditQuery.Kind).
+func ValidAuditKind(s string) bool { return store.ValidAuditKind(s) }
+
 // ToolDetail is one version of a self-coded tool with its source.
 type ToolDetail = selfcode.Tool
 

@@ -83,6 +83,11 @@ var fixtures = map[int][]string{
 		`INSERT INTO web_sessions (id, csrf, created_at, last_seen, agent)
 		 VALUES ('` + strings.Repeat("0a", 32) + `', 'csrf10', 10000, 11000, 'Firefox')`,
 	},
+	11: {
+		// 0011 adds the audit's kind and failure indexes: a failed entry
+		// of its own chat, which a filter by kind and outcome finds.
+		`INSERT INTO audit (at, chat, turn, kind, tool, args, summary, ok, duration_ns) VALUES (11000, 'c11', 0, 'approval_expired', 'run_shell', '{}', 'expired', 0, 0)`,
+	},
 }
 
 // atVersion makes a database at path with migrations 1..v applied, as
@@ -278,6 +283,14 @@ func checkReadable(t *testing.T, s *Store, v int) {
 	}
 	if entries, err := s.Audit(ctx, AuditQuery{Chat: "c1", Limit: 10}); err != nil || len(entries) != 1 || entries[0].Tool != "get_time" {
 		t.Errorf("Audit after migrating from %d = %+v, %v", v, entries, err)
+	}
+	// The kind and outcome filters (0011's indexes) find the rows written
+	// before them.
+	if entries, err := s.Audit(ctx, AuditQuery{Kind: KindToolCall, Outcome: OutcomeOK, Limit: 10}); err != nil || len(entries) != 1 || entries[0].Tool != "get_time" {
+		t.Errorf("Audit(tool_call, ok) after migrating from %d = %+v, %v", v, entries, err)
+	}
+	if entries, err := s.Audit(ctx, AuditQuery{Outcome: OutcomeFailed, Chat: "c1"}); err != nil || len(entries) != 0 {
+		t.Errorf("Audit(failed) after migrating from %d = %+v, %v", v, entries, err)
 	}
 	if v >= 2 {
 		if a, err := s.Approval(ctx, "a1"); err != nil || a.State != "pending" || a.Args != `{"cmd":"ls"}` {

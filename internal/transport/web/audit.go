@@ -15,7 +15,7 @@ import (
 const maxAuditPage = 1000
 
 // auditParams are the query parameters of GET /api/audit.
-var auditParams = []string{"limit", "before", "chat", "tool", "turn"}
+var auditParams = []string{"limit", "before", "chat", "tool", "turn", "kind", "outcome"}
 
 type auditEntry struct {
 	ID         int64     `json:"id"`
@@ -38,7 +38,8 @@ type auditPage struct {
 
 // getAudit answers a page of the audit trail, newest first: limit entries
 // (default 50, at most 1000) older than the entry id before, of one chat,
-// one tool or one turn; next names the page after it.
+// one tool, one turn, one kind (exactly) or one outcome (ok or failed);
+// next names the page after it.
 func (s *Server) getAudit(w http.ResponseWriter, r *http.Request) {
 	q, msg := auditQuery(r.URL.Query())
 	if msg != "" {
@@ -124,6 +125,16 @@ func auditQuery(v url.Values) (core.AuditQuery, string) {
 			return q, fmt.Sprintf("%q must be 1-64 letters, digits or _.:@-", p.name)
 		}
 		*p.to = v.Get(p.name)
+	}
+	if v.Has("kind") {
+		if q.Kind = v.Get("kind"); !core.ValidAuditKind(q.Kind) {
+			return q, `"kind" must be 1-64 lowercase letters, digits or _.- (such as tool_call)`
+		}
+	}
+	if v.Has("outcome") {
+		if q.Outcome = v.Get("outcome"); q.Outcome != core.AuditOK && q.Outcome != core.AuditFailed {
+			return q, fmt.Sprintf(`"outcome" must be %s or %s`, core.AuditOK, core.AuditFailed)
+		}
 	}
 	return q, ""
 }

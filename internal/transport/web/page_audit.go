@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -11,14 +12,23 @@ import (
 )
 
 // The audit page: the audit trail as a table, newest first, a page at a
-// time, with a GET form that filters it by chat, tool and turn (the
-// parameters of GET /api/audit, checked the same way) and a link to the
-// older page. Summaries and arguments, which a model or a tool may have
-// worded, go through internal/inert and are written as text (page.t).
+// time, with a GET form that filters it by chat, tool, turn, kind and
+// outcome (the parameters of GET /api/audit, checked the same way) and
+// links to the older page and back to the newest that keep the filters.
+// Summaries and arguments, which a model or a tool may have worded, go
+// through internal/inert and are written as text (page.t); a summary's
+// lines are shown as lines (shortLines, as on the approvals page).
 
 // auditArgShown bounds each argument of an entry on the page, in bytes;
 // the rest is named by a note (GET /api/audit has every byte).
 const auditArgShown = 300
+
+// Bounds of a summary on the page: its characters and its lines (GET
+// /api/audit has all of it).
+const (
+	auditSummaryShown = 300
+	auditSummaryLines = 20
+)
 
 // auditRow is an audit entry as the page shows it.
 type auditRow struct {
@@ -28,14 +38,14 @@ type auditRow struct {
 	Chat     string
 	Turn     int64
 	OK       bool
-	Summary  string // inert.Short
+	Summary  string // shortLines: its lines, each inert
 	Args     string // inert.Args, bounded
 	Duration string
 }
 
-// auditForm is the filter form's fields, as the owner typed them.
+// auditForm is the filter form's fields, as the owner typed or chose them.
 type auditForm struct {
-	Chat, Tool, Turn, Limit string
+	Chat, Tool, Turn, Kind, Outcome, Limit string
 }
 
 type auditPageData struct {
@@ -58,7 +68,8 @@ func (s *Server) getAuditPage(w http.ResponseWriter, r *http.Request, d pageData
 			delete(v, k)
 		}
 	}
-	page := auditPageData{Form: auditForm{Chat: v.Get("chat"), Tool: v.Get("tool"), Turn: v.Get("turn"), Limit: v.Get("limit")}}
+	page := auditPageData{Form: auditForm{Chat: v.Get("chat"), Tool: v.Get("tool"), Turn: v.Get("turn"),
+		Kind: v.Get("kind"), Outcome: v.Get("outcome"), Limit: v.Get("limit")}}
 	q, msg := auditQuery(v)
 	if msg != "" {
 		d.Error = "The filter cannot be used: " + msg + "."
@@ -77,10 +88,10 @@ func (s *Server) getAuditPage(w http.ResponseWriter, r *http.Request, d pageData
 		s.showAudit(w, http.StatusInternalServerError, d, page)
 		return
 	}
-	page.Filtered = q.Chat != "" || q.Tool != "" || q.Turn != 0
+	page.Filtered = q.Chat != "" || q.Tool != "" || q.Turn != 0 || q.Kind != "" || q.Outcome != ""
 	for _, e := range entries {
 		row := auditRow{At: e.At.UTC().Format("2006-01-02 15:04:05"), Kind: inert.Name(e.Kind), Tool: inert.Name(e.Tool),
-			Chat: inert.Name(e.Chat), Turn: e.Turn, OK: e.OK, Summary: inert.Short(e.Summary, 300)}
+			Chat: inert.Name(e.Chat), Turn: e.Turn, OK: e.OK, Summary: shortLines(e.Summary, auditSummaryShown, auditSummaryLines)}
 		if e.Tool == "" {
 			row.Tool = ""
 		}
@@ -105,6 +116,12 @@ func (s *Server) getAuditPage(w http.ResponseWriter, r *http.Request, d pageData
 		}
 		if q.Turn != 0 {
 			u.Set("turn", strconv.FormatInt(q.Turn, 10))
+		}
+		if q.Kind != "" {
+			u.Set("kind", q.Kind)
+		}
+		if q.Outcome != "" {
+			u.Set("outcome", q.Outcome)
 		}
 		if v.Has("limit") {
 			u.Set("limit", strconv.Itoa(q.Limit))
@@ -158,13 +175,21 @@ func (s *Server) showAudit(w http.ResponseWriter, status int, d pageData, data a
 }
 
 // auditFilters writes the GET form that filters the trail, holding what
-// the owner typed.
+// the owner typed or chose: the kinds to choose from are those the
+// daemon writes (core.AuditKinds), and the one asked for if it is not
+// among them.
 func auditFilters(p *page, f auditForm, filtered bool) {
 	p.m(`<form method="get" action="/audit" class="filters" aria-label="Filter the audit trail">
 `)
 	auditInput(p, "chat", "Chat", f.Chat, `maxlength="64"`)
 	auditInput(p, "tool", "Tool", f.Tool, `maxlength="64"`)
 	auditInput(p, "turn", "Turn", f.Turn, `inputmode="numeric"`)
+	kinds := core.AuditKinds()
+	if f.Kind != "" && !slices.Contains(kinds, f.Kind) {
+		kinds = append(kinds, f.Kind)
+	}
+	auditSelect(p, "kind", "Kind", f.Kind, kinds)
+	auditSelect(p, "outcome", "Outcome", f.Outcome, []string{core.AuditOK, core.AuditFailed})
 	auditInput(p, "limit", "Per page", f.Limit, `inputmode="numeric" placeholder="50"`)
 	p.m(`<p class="actions"><button type="submit" class="primary">Show</button>`)
 	if filtered {
@@ -180,6 +205,22 @@ func auditFilters(p *page, f auditForm, filtered bool) {
 func auditInput(p *page, name, label markup, value string, attrs markup) {
 	p.m(`<p><label for="`).m(name).m(`">`).m(label).m(`</label><input type="text" id="`).m(name).m(`" name="`).m(name).m(`" value="`).t(value).m(`" `).m(attrs).m(` autocomplete="off"></p>
 `)
+}
+
+// auditSelect writes a select of the filter form with its label: name is
+// its name and id; its first choice, "any", is no filter.
+func auditSelect(p *page, name, label markup, value string, options []string) {
+	p.m(`<p><label for="`).m(name).m(`">`).m(label).m(`</label><select id="`).m(name).m(`" name="`).m(name).m(`">
+<option value="">any</option>
+`)
+	for _, o := range options {
+		p.m(`<option value="`).t(o).m(`"`)
+		if o == value {
+			p.m(` selected`)
+		}
+		p.m(`>`).t(o).m("</option>\n")
+	}
+	p.m("</select></p>\n")
 }
 
 // auditTable writes the entries as a table, one row each.
@@ -207,7 +248,9 @@ func auditTable(p *page, rows []auditRow) {
 		} else {
 			p.m(`<span class="no">no</span>`)
 		}
-		p.m("</td>\n<td>").t(r.Summary)
+		// The summary's lines: the cell shows its newlines as line
+		// breaks (CSS td.lines), nothing in it is markup.
+		p.m("</td>\n<td class=\"lines\">").t(r.Summary)
 		if r.Args != "" {
 			p.m(`<details><summary>Arguments</summary><pre>`).t(r.Args).m(`</pre></details>`)
 		}

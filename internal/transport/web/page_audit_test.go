@@ -59,7 +59,7 @@ func TestAuditPage(t *testing.T) {
 		`<a href="/audit" aria-current="page">`, `<label for="chat">Chat</label><input type="text" id="chat" name="chat" value=""`,
 		`<th scope="col">Summary</th>`,
 		"<td>2026-03-01 12:02:00</td>", `<code>&#34;javascript:alert(1)&#34;</code>`, "<td>120</td>",
-		"<td>&lt;script&gt;alert(1)&lt;/script&gt; &#34;&gt;&lt;img src=x onerror=alert(1)&gt; \\u202eexe.txt",
+		`<td class="lines">&lt;script&gt;alert(1)&lt;/script&gt; &#34;&gt;&lt;img src=x onerror=alert(1)&gt; \u202eexe.txt`,
 		`<summary>Arguments</summary><pre>  command: &#34;&gt;&lt;img src=x onerror=alert(1)&gt; \u202exxx`, "GET /api/audit has every byte",
 		`<span class="yes">yes</span>`, `<span class="no">no</span>`, "<td>2ms</td>",
 		`<a href="/audit?before=71" rel="next">Older</a>`,
@@ -75,7 +75,7 @@ func TestAuditPage(t *testing.T) {
 
 	// The next pages, then the last.
 	status, body = get("/audit?before=71")
-	if status != 200 || rows(body) != 50 || !strings.Contains(body, "<td>entry 69</td>") ||
+	if status != 200 || rows(body) != 50 || !strings.Contains(body, `<td class="lines">entry 69</td>`) ||
 		!strings.Contains(body, `href="/audit?before=21"`) || !strings.Contains(body, `<a href="/audit">Newest</a>`) {
 		t.Errorf("second page: %d, %d rows", status, rows(body))
 	}
@@ -94,7 +94,7 @@ func TestAuditPage(t *testing.T) {
 		t.Errorf("filtered query %+v", q)
 	}
 	status, body = get("/audit?turn=7")
-	if status != 200 || rows(body) != 1 || !strings.Contains(body, "<td>entry 7</td>") || strings.Contains(body, "Older</a>") {
+	if status != 200 || rows(body) != 1 || !strings.Contains(body, `<td class="lines">entry 7</td>`) || strings.Contains(body, "Older</a>") {
 		t.Errorf("one turn: %d, %d rows", status, rows(body))
 	}
 	status, body = get("/audit?chat=nobody")
@@ -108,7 +108,9 @@ func TestAuditPage(t *testing.T) {
 		"limit=0":                              `&#34;limit&#34; must be a whole number from 1 to 1000`,
 		"limit=1001":                           `&#34;limit&#34; must be a whole number from 1 to 1000`,
 		"before=-1":                            `&#34;before&#34; must be a whole number`,
-		"kind=x":                               `unknown parameter &#34;kind&#34;`,
+		"kind=Tool_Call":                       `&#34;kind&#34; must be 1-64 lowercase letters`,
+		"outcome=yes":                          `&#34;outcome&#34; must be ok or failed`,
+		"colour=red":                           `unknown parameter &#34;colour&#34;`,
 		"chat=a&chat=b":                        `&#34;chat&#34; is given 2 times`,
 		"chat=" + url.QueryEscape(hostileAttr): `&#34;chat&#34; must be 1-64 letters`,
 	} {

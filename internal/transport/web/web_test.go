@@ -81,7 +81,8 @@ func (f *fakeCore) Audit(_ context.Context, q store.AuditQuery) ([]store.AuditEn
 	}
 	var out []store.AuditEntry
 	for _, e := range f.audits {
-		if (q.Chat == "" || e.Chat == q.Chat) && (q.Tool == "" || e.Tool == q.Tool) && (q.Turn == 0 || e.Turn == q.Turn) && (q.Before == 0 || e.ID < q.Before) && len(out) < q.Limit {
+		if (q.Chat == "" || e.Chat == q.Chat) && (q.Tool == "" || e.Tool == q.Tool) && (q.Turn == 0 || e.Turn == q.Turn) && (q.Before == 0 || e.ID < q.Before) && len(out) < q.Limit &&
+			(q.Kind == "" || e.Kind == q.Kind) && (q.Outcome == "" || e.OK == (q.Outcome == core.AuditOK)) {
 			out = append(out, e)
 		}
 	}
