@@ -160,6 +160,25 @@ func (b *browser) consoleClean(page string) {
 	}
 }
 
+// consoleExpected drops the console problems that hold want (a refusal the
+// test provoked, whose page the browser reports loading as a 400); the
+// others stay for consoleClean. Finding none is an error.
+func (b *browser) consoleExpected(want string) {
+	b.t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var kept []string
+	for _, p := range b.problems {
+		if !strings.Contains(p, want) {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) == len(b.problems) {
+		b.t.Errorf("no console message holds %q", want)
+	}
+	b.problems = kept
+}
+
 // a11yJS lists what a page lacks: a <main> landmark, and a label for each
 // input, textarea and select a person can see.
 const a11yJS = `(() => {
@@ -366,6 +385,57 @@ func (b *browser) setModel(model string) {
 		chromedp.Click(chromedp.CSS("form.settings-model button[type=submit]")),
 	)
 	b.waitNewPage("section[aria-labelledby=model] table", model)
+}
+
+// click clicks sel, which loads a new page, and waits for the first
+// element wantSel matches in it to hold want.
+func (b *browser) click(step, sel, wantSel, want string) {
+	b.t.Helper()
+	b.mark()
+	b.do(step, chromedp.Click(chromedp.CSS(sel)))
+	b.waitNewPage(wantSel, want)
+}
+
+// approveOnRequestPage opens, from the approvals page, the card whose
+// text holds name, checks that the request's page shows want, and
+// approves it there; check photographs the request's page.
+func (b *browser) approveOnRequestPage(name, want string, check bool) {
+	b.t.Helper()
+	b.waitText("main", name)
+	if check {
+		b.check("approvals", false)
+	}
+	href, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](fmt.Sprintf(`(() => {
+	  for (const card of document.querySelectorAll("main .card")) {
+	    const a = card.querySelector('a[href^="/approvals/"]');
+	    if (a && card.innerText.includes(%q)) return a.getAttribute("href");
+	  }
+	  return "";
+	})()`, name)))
+	if err != nil || href == "" {
+		b.t.Fatalf("no card with a link for %s on /approvals (%v)\n%s", name, err, b.dump())
+	}
+	b.click("open the request for "+name, fmt.Sprintf(`main .card a[href=%q]`, href), "main", want)
+	if check {
+		b.check("approval", false)
+	}
+	b.click("approve "+name, fmt.Sprintf(`main form[action=%q] button`, href+"/approve"), "main .note", "Approved.")
+}
+
+// pickProvider puts the configured provider named name first on the
+// settings page.
+func (b *browser) pickProvider(name string) {
+	b.t.Helper()
+	b.mark()
+	b.do("switch the provider to "+name,
+		chromedp.WaitVisible(chromedp.CSS("#provider-pick")),
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
+		  const s = document.getElementById("provider-pick");
+		  for (const o of s.options) if (o.text.startsWith(%q + " (")) s.value = o.value;
+		})()`, name)),
+		chromedp.Click(chromedp.CSS("form.settings-provider button[type=submit]")),
+	)
+	b.waitNewPage("section[aria-labelledby=model] table tbody tr td:nth-child(2)", name)
 }
 
 // streamed is what the conversation showed when the page the last say

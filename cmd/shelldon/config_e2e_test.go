@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,5 +78,76 @@ func TestSettingsAPI(t *testing.T) {
 	}
 	if strings.Contains(d.log(), newSecret) {
 		t.Error("the new secret reached the log")
+	}
+}
+
+// TestConfigRevertAndClearSecret: `shelldon config revert` takes a key out
+// of config.local.yaml and `config clear-secret` a variable out of .env,
+// with a daemon running (applied at once) and without one (written);
+// a key the overlay does not set, the key the provider needs and an
+// unknown variable are refused with nothing changed.
+func TestConfigRevertAndClearSecret(t *testing.T) {
+	t.Parallel()
+	srv := brokertest.NewServer(t, "openai", brokertest.Sequence())
+	for _, withDaemon := range []bool{false, true} {
+		t.Run(fmt.Sprint("daemon=", withDaemon), func(t *testing.T) {
+			t.Parallel()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := ln.Addr().String()
+			ln.Close()
+			h := home(t, "openai", srv.BaseURL(), fmt.Sprintf("server:\n  listen: %s\n", addr))
+			// The commands find the daemon's token where the daemon does: .env.
+			f, err := os.OpenFile(filepath.Join(h, ".env"), os.O_APPEND|os.O_WRONLY, 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintln(f, "SHELLDON_API_TOKEN="+testAPIToken)
+			f.Close()
+			if _, stderr, code := run(t, h, "", "config", "set", "agent.turn_budget", "40s"); code != 0 {
+				t.Fatalf("config set: %s", stderr)
+			}
+			if _, stderr, code := runStdin(t, h, strings.NewReader("gsk-0123456789\n"), "config", "set-secret", "GROQ_API_KEY"); code != 0 {
+				t.Fatalf("set-secret: %s", stderr)
+			}
+			want := "Written."
+			if withDaemon {
+				startServeAt(t, h, addr)
+				want = "Applied by the running daemon."
+			}
+			stdout, stderr, code := run(t, h, "", "config", "revert", "agent.turn_budget")
+			if code != 0 || !strings.Contains(stdout, "agent.turn_budget: 40s -> ") || !strings.Contains(stdout, want) {
+				t.Fatalf("revert: exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			if show, _, _ := run(t, h, "", "config", "show"); strings.Contains(show, "turn_budget: 40s") {
+				t.Errorf("after revert:\n%s", show)
+			}
+			stdout, stderr, code = run(t, h, "", "config", "clear-secret", "GROQ_API_KEY")
+			if code != 0 || !strings.Contains(stdout, "secret GROQ_API_KEY: cleared") || !strings.Contains(stdout, want) {
+				t.Fatalf("clear-secret: exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			if env, _ := os.ReadFile(filepath.Join(h, ".env")); strings.Contains(string(env), "GROQ") || !strings.Contains(string(env), "TEST_PROVIDER_KEY") {
+				t.Errorf(".env after clear-secret:\n%s", env)
+			}
+			before, _ := os.ReadFile(filepath.Join(h, ".env"))
+			for _, bad := range [][]string{
+				{"revert", "agent.turn_budget"},
+				{"revert", "no.such.key"},
+				{"clear-secret", "TEST_PROVIDER_KEY"},
+				{"clear-secret", "GROQ_API_KEY"},
+				{"clear-secret", "bad-name"},
+				{"revert"},
+			} {
+				stdout, stderr, code := run(t, h, "", append([]string{"config"}, bad...)...)
+				if code == 0 || strings.Contains(stdout+stderr, apiKey) {
+					t.Errorf("%v: exit %d\n%s\n%s", bad, code, stdout, stderr)
+				}
+			}
+			if after, _ := os.ReadFile(filepath.Join(h, ".env")); string(after) != string(before) {
+				t.Errorf("a refused command changed .env")
+			}
+		})
 	}
 }

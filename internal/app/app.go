@@ -71,7 +71,8 @@ type App struct {
 	// settings API, an approved update_config): each is prepared from
 	// the files and written whole, one at a time.
 	settingsMu sync.Mutex
-	sched      *scheduleDesk // the schedules (schedules.go), made once by schedules()
+	onToken    func(token string) // the API takes a new token (OnAPIToken)
+	sched      *scheduleDesk      // the schedules (schedules.go), made once by schedules()
 	schedOnce  sync.Once
 }
 

@@ -59,7 +59,7 @@ func (e cmdEnv) configCmd() *cobra.Command {
 			default:
 				fmt.Fprintf(e.stdout, "Saved %s in %s/.env and applied by the running daemon.\n", name, inert.Line(home))
 				if args[0] == config.EnvAPIToken {
-					fmt.Fprintln(e.stdout, "The daemon serves the API with the token it started with until it restarts.")
+					fmt.Fprintln(e.stdout, "The daemon serves the API with the new token from now on; every browser signs in again.")
 				}
 			}
 			return nil
@@ -83,8 +83,76 @@ func (e cmdEnv) configCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(setSecret, e.configSetCmd(), show)
+	cmd.AddCommand(setSecret, e.configSetCmd(), show, e.configUndoCmd("revert KEY...", "revert"), e.configUndoCmd("clear-secret NAME...", "clear"))
 	return cmd
+}
+
+// configUndoCmd is `shelldon config revert KEY...` (keys out of
+// config.local.yaml, so config.yaml's value or the default applies again)
+// or `shelldon config clear-secret NAME...` (variables out of .env), the
+// settings page's Revert and Clear buttons: through a running daemon's
+// settings API when there is one, else checked and written here.
+func (e cmdEnv) configUndoCmd(use, what string) *cobra.Command {
+	short, long := "Take keys out of config.local.yaml: config.yaml's value (or the default) applies again",
+		"Take each KEY (dotted, as `shelldon config show` prints it; a list is reverted whole) out of\n"+
+			"$SHELLDON_HOME/config.local.yaml, where update_config, the settings page and `shelldon config set`\n"+
+			"write, after checking that the config is still valid; nothing is written otherwise.\n\n"+
+			"Example:\n  shelldon config revert provider.model agent.turn_budget"
+	if what == "clear" {
+		short, long = "Remove secrets from .env",
+			"Remove each variable NAME from $SHELLDON_HOME/.env, after checking that the config still loads\n"+
+				"without it (the key a provider of the chain uses cannot be cleared: switch the provider first).\n"+
+				"A variable set in shelldon's process environment cannot be cleared here.\n\n"+
+				"Example:\n  shelldon config clear-secret GROQ_API_KEY"
+	}
+	return &cobra.Command{
+		Use: use, Short: short, Long: long,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			home, err := e.home()
+			if err != nil {
+				return err
+			}
+			cfg, err := config.Load(home, e.environ)
+			if err != nil {
+				return fmt.Errorf("nothing changed: the current config does not load (fix it in config.yaml or config.local.yaml, or see shelldon doctor):\n%w", err)
+			}
+			ch, body := config.SettingsChange{Revert: args}, map[string]any{"revert": args}
+			if what == "clear" {
+				ch, body = config.SettingsChange{Clear: args}, map[string]any{"clear_secrets": args}
+			}
+			// Checked here first, so that a refusal reads the same with a
+			// daemon or without.
+			o, err := config.PrepareSettings(home, e.environ, ch)
+			if err != nil {
+				return fmt.Errorf("nothing changed:\n%w", err)
+			}
+			if _, err := buildProviders(o.After); err != nil {
+				return fmt.Errorf("nothing changed: the config would be unusable:\n%w", err)
+			}
+			var answer struct{ Changed []string }
+			err = callDaemon(cmd.Context(), cfg, http.MethodPost, "/api/settings", body, &answer)
+			applied := "Applied by the running daemon."
+			switch {
+			case errors.Is(err, errNoDaemon):
+				if err := o.Write(); err != nil {
+					return err
+				}
+				answer.Changed = o.Diff()
+				for _, name := range ch.Clear {
+					answer.Changed = append(answer.Changed, "secret "+name+": cleared")
+				}
+				applied = "Written. Restart a running daemon (shelldon serve) to apply it."
+			case err != nil:
+				return err
+			}
+			for _, l := range answer.Changed {
+				fmt.Fprintln(e.stdout, inert.Line(l))
+			}
+			fmt.Fprintln(e.stdout, applied)
+			return nil
+		},
+	}
 }
 
 // configSetCmd is `shelldon config set KEY VALUE`: the owner's way to set

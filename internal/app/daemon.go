@@ -57,6 +57,12 @@ func NewDaemon(a *App, listen string) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A token replaced in the settings serves from the next request on.
+	a.OnAPIToken(func(token string) {
+		if err := api.SetToken(context.Background(), token); err != nil {
+			a.Log.Error("the API could not take the new token", "err", err)
+		}
+	})
 	bot, err := a.telegramBot()
 	if err != nil {
 		return nil, err

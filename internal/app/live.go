@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -14,6 +16,7 @@ import (
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/core"
 	"github.com/shelldon/shelldon/internal/redact"
+	"github.com/shelldon/shelldon/internal/transport/web"
 )
 
 // liveModel is the core's model: the current provider chain, swapped when
@@ -157,16 +160,19 @@ func (a *App) Settings() map[string]any {
 	return m
 }
 
-// ApplySettings is POST /api/settings: the owner's secrets go to .env
-// (0600, never echoed), the config changes to config.local.yaml; both
-// apply at once. Everything is checked before anything is written
+// ApplySettings is POST /api/settings and the settings page: the owner's
+// secrets set in or cleared from .env (0600, never echoed), config changes
+// merged into and keys reverted from config.local.yaml; all apply at once.
+// Everything is checked before anything is written
 // (config.PrepareSettings: names, values, the config as it would load
 // with both files; then the provider chain it would build), so a refused
-// change leaves config.yaml, config.local.yaml and .env as they were.
-func (a *App) ApplySettings(_ context.Context, changes map[string]any, secrets map[string]string) ([]string, error) {
+// change leaves config.yaml, config.local.yaml and .env as they were. A
+// change of SHELLDON_API_TOKEN is taken by the running daemon at once
+// (OnAPIToken).
+func (a *App) ApplySettings(_ context.Context, ch config.SettingsChange) ([]string, error) {
 	a.settingsMu.Lock()
 	defer a.settingsMu.Unlock()
-	o, err := config.PrepareSettings(a.current().Home, a.environ, changes, secrets)
+	o, err := config.PrepareSettings(a.current().Home, a.environ, ch)
 	if err != nil {
 		return nil, err
 	}
@@ -174,15 +180,77 @@ func (a *App) ApplySettings(_ context.Context, changes map[string]any, secrets m
 	if err != nil {
 		return nil, err
 	}
+	tokenBefore := servedToken(o.Before)
 	if err := o.Write(); err != nil {
 		return nil, err
 	}
 	a.install(o.After, providers)
 	diff := o.Diff()
-	for _, name := range sortedNames(secrets) {
+	for _, name := range sortedNames(ch.Secrets) {
 		diff = append(diff, "secret "+name+": set")
 	}
+	cleared := slices.Clone(ch.Clear)
+	sort.Strings(cleared)
+	for _, name := range cleared {
+		diff = append(diff, "secret "+name+": cleared")
+	}
+	if a.onToken != nil {
+		// A daemon serves the API: it takes the token the CLI will now
+		// read (APIToken generates the token file if the change leaves
+		// no other).
+		if token, _, err := APIToken(o.After); err != nil {
+			a.Log.Error("the API token after a settings change cannot be read; the daemon keeps the one it had", "err", err)
+		} else if token != tokenBefore {
+			a.onToken(token)
+			diff = append(diff, web.TokenReplaced)
+		}
+	}
 	return diff, nil
+}
+
+// servedToken is the API token cfg gives (APIToken's), or "" when it
+// gives none yet; it never writes the token file.
+func servedToken(cfg *config.Config) string {
+	if t := cfg.Secret(config.EnvAPIToken); t != "" {
+		return t
+	}
+	data, err := os.ReadFile(cfg.Path(tokenFile))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// OnAPIToken sets what the daemon does when the settings change the API
+// token: its HTTP API takes the new one (web.Server.SetToken).
+func (a *App) OnAPIToken(f func(token string)) {
+	a.settingsMu.Lock()
+	defer a.settingsMu.Unlock()
+	a.onToken = f
+}
+
+// SettingsOverlay is config.local.yaml as a nested map: what has been set
+// over config.yaml, which the settings page lets the owner revert.
+func (a *App) SettingsOverlay() (map[string]any, error) {
+	return config.ReadOverlay(a.current().Home)
+}
+
+// KeyOrigins says where the key in each variable may be sent, the way the
+// broker binds it (keyBinding): each key variable of the provider chain
+// with its origins, the well-known host of its issuer first.
+func (a *App) KeyOrigins() map[string][]string {
+	cfg := a.current()
+	keys, err := keyBinding(cfg)
+	if err != nil {
+		return nil
+	}
+	out := map[string][]string{}
+	for _, p := range cfg.Providers() {
+		if p.APIKeyEnv != "" {
+			out[p.APIKeyEnv] = keys.Origins(p.APIKeyEnv)
+		}
+	}
+	return out
 }
 
 // sortedNames are the keys of m in order.

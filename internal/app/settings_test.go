@@ -77,6 +77,10 @@ func TestApplySettingsRefusedWritesNothing(t *testing.T) {
 			map[string]string{"OTHER_KEY": "two\nlines"}, "line break"},
 		{"a change nested 10,000 deep", deepChange(10000),
 			map[string]string{"OTHER_KEY": "sk-other-0123456789"}, "nests more than"},
+		{"a revert of a key the overlay does not set, with a valid secret", nil,
+			map[string]string{"OTHER_KEY": "sk-other-0123456789"}, "nothing to revert"},
+		{"a clear of a variable .env does not set, with a valid change", map[string]any{"agent": map[string]any{"max_tool_calls": 3}},
+			nil, "nothing to clear"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -89,7 +93,14 @@ func TestApplySettingsRefusedWritesNothing(t *testing.T) {
 			}
 			a := settingsApp(t, home, environ)
 			before := readOwnerFiles(t, home)
-			_, err := a.ApplySettings(t.Context(), tc.changes, tc.secrets)
+			ch := config.SettingsChange{Config: tc.changes, Secrets: tc.secrets}
+			switch tc.want {
+			case "nothing to revert":
+				ch.Revert = []string{"agent.max_tool_calls"}
+			case "nothing to clear":
+				ch.Clear = []string{"NOT_IN_DOTENV"}
+			}
+			_, err := a.ApplySettings(t.Context(), ch)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("ApplySettings = %v, want an error about %q", err, tc.want)
 			}

@@ -46,7 +46,7 @@ func PrepareAgentOverlay(home string, environ []string, changes map[string]any) 
 	if err != nil {
 		return nil, err
 	}
-	o, err := prepare(before, environ, resolved, nil)
+	o, err := prepare(before, environ, resolved, nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -229,7 +229,7 @@ func TestSameEndpointsIsASafetyNet(t *testing.T) {
 		`{"fallback": [{"kind": "openai", "base_url": "http://127.0.0.1:11434/v1", "api_key_env": "OPENAI_API_KEY"}]}`,
 		`{"provider": {"kind": "openai"}, "fallback": []}`,
 	} {
-		o, err := prepare(before, ownerEnv, changesOf(t, raw), nil)
+		o, err := prepare(before, ownerEnv, changesOf(t, raw), nil, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}

@@ -22,7 +22,7 @@ type InitFiles struct {
 func PrepareInit(home string, environ []string, kind, model, baseURL, apiKeyEnv string, secrets map[string]string) (*InitFiles, error) {
 	f := &InitFiles{home: home, config: InitTemplate(kind, model, baseURL, apiKeyEnv)}
 	if len(secrets) > 0 {
-		env, err := envWith(home, secrets)
+		env, err := envWith(home, secrets, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -129,12 +129,12 @@ func TestPrepareSettingsChecksTheWhole(t *testing.T) {
 		{nil, nil},
 	}
 	for _, b := range bad {
-		if _, err := PrepareSettings(h, okEnv, b.changes, b.secrets); err == nil {
+		if _, err := PrepareSettings(h, okEnv, SettingsChange{Config: b.changes, Secrets: b.secrets}); err == nil {
 			t.Errorf("PrepareSettings(%v, %d secrets) accepted", b.changes, len(b.secrets))
 		}
 	}
 	// A provider whose key is in the same request loads.
-	o, err := PrepareSettings(h, okEnv, map[string]any{"provider": map[string]any{"api_key_env": "NEW_KEY"}}, map[string]string{"NEW_KEY": "v-0123456789"})
+	o, err := PrepareSettings(h, okEnv, SettingsChange{Config: map[string]any{"provider": map[string]any{"api_key_env": "NEW_KEY"}}, Secrets: map[string]string{"NEW_KEY": "v-0123456789"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestPrepareSettingsChecksTheWhole(t *testing.T) {
 func TestOverlayWriteRestoresEnv(t *testing.T) {
 	t.Parallel()
 	h := writeHome(t, map[string]string{FileConfig: okConfig, FileEnv: "OLD=\"1\"\n"})
-	o, err := PrepareSettings(h, okEnv, map[string]any{"agent": map[string]any{"workers": 1}}, map[string]string{"NEW_KEY": "v-0123456789"})
+	o, err := PrepareSettings(h, okEnv, SettingsChange{Config: map[string]any{"agent": map[string]any{"workers": 1}}, Secrets: map[string]string{"NEW_KEY": "v-0123456789"}})
 	if err != nil {
 		t.Fatal(err)
 	}

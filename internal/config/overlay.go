@@ -78,33 +78,61 @@ type Overlay struct {
 // API, `shelldon config set`): any key may change. The agent's is
 // PrepareAgentOverlay.
 func PrepareOverlay(home string, environ []string, changes map[string]any) (*Overlay, error) {
-	return PrepareSettings(home, environ, changes, nil)
+	return PrepareSettings(home, environ, SettingsChange{Config: changes})
+}
+
+// SettingsChange is one change of the owner's settings (POST /api/settings,
+// the settings page), checked and written as a whole.
+type SettingsChange struct {
+	Config  map[string]any    // merged into config.local.yaml
+	Secrets map[string]string // set in .env
+	// Revert takes keys out of config.local.yaml, so that config.yaml's
+	// value (or the default) applies again. A key is dotted
+	// ("provider.model"); a list is reverted whole ("fallback").
+	Revert []string
+	Clear  []string // variables taken out of .env
+}
+
+// empty reports whether ch changes nothing.
+func (ch SettingsChange) empty() bool {
+	return len(ch.Config) == 0 && len(ch.Secrets) == 0 && len(ch.Revert) == 0 && len(ch.Clear) == 0
 }
 
 // PrepareSettings is the owner's change to the home (POST /api/settings):
-// secrets set in .env and changes merged into config.local.yaml, checked
-// together and loaded as they would be after both are written. Nothing is
-// written: a change any part of which is refused leaves every file as it
-// was. Either may be empty, not both.
-func PrepareSettings(home string, environ []string, changes map[string]any, secrets map[string]string) (*Overlay, error) {
-	if len(changes) == 0 && len(secrets) == 0 {
+// secrets set in or cleared from .env, changes merged into and keys
+// reverted from config.local.yaml, checked together and loaded as they
+// would be after both files are written. Nothing is written: a change any
+// part of which is refused leaves every file as it was.
+func PrepareSettings(home string, environ []string, ch SettingsChange) (*Overlay, error) {
+	if ch.empty() {
 		return nil, errors.New("config: no changes")
 	}
+	for _, name := range ch.Clear {
+		if _, set := ch.Secrets[name]; set {
+			return nil, fmt.Errorf("config: %s is both set and cleared", name)
+		}
+	}
 	var env []byte
-	if len(secrets) > 0 {
+	if len(ch.Secrets) > 0 || len(ch.Clear) > 0 {
 		var err error
-		if env, err = envWith(home, secrets); err != nil {
+		if env, err = envWith(home, ch.Secrets, ch.Clear); err != nil {
 			return nil, err
 		}
 	}
-	if err := checkChanges(changes); err != nil {
+	if err := checkChanges(ch.Config); err != nil {
 		return nil, err
 	}
 	before, err := Load(home, environ)
 	if err != nil {
 		return nil, err
 	}
-	return prepare(before, environ, changes, env)
+	for _, name := range ch.Clear {
+		// Clearing .env would not unset it: the page must not say it did.
+		if before.env[name] != "" {
+			return nil, fmt.Errorf("config: %s is set in shelldon's process environment, which .env does not override; unset it where shelldon is started (the service's environment)", name)
+		}
+	}
+	return prepare(before, environ, ch.Config, ch.Revert, env)
 }
 
 // checkChanges refuses a change nested deeper than any config can be,
@@ -116,30 +144,28 @@ func checkChanges(changes map[string]any) error {
 	return nil
 }
 
-// prepare merges changes into the overlay of before's home and loads the
-// result the way before was loaded (for the owner or for the agent), with
-// env (when not nil) as the new .env.
-func prepare(before *Config, environ []string, changes map[string]any, env []byte) (*Overlay, error) {
-	if len(changes) == 0 && env == nil {
+// prepare reverts keys of and merges changes into the overlay of before's
+// home and loads the result the way before was loaded (for the owner or
+// for the agent), with env (when not nil) as the new .env.
+func prepare(before *Config, environ []string, changes map[string]any, revert []string, env []byte) (*Overlay, error) {
+	if len(changes) == 0 && len(revert) == 0 && env == nil {
 		return nil, errors.New("config: no changes")
 	}
 	if err := checkChanges(changes); err != nil {
 		return nil, err
 	}
 	var data []byte
-	if len(changes) > 0 {
-		current := map[string]any{}
-		if raw, ok, err := readOptional(before.Path(FileOverlay)); err != nil {
+	if len(changes) > 0 || len(revert) > 0 {
+		current, err := readOverlay(before.Path(FileOverlay))
+		if err != nil {
 			return nil, err
-		} else if ok {
-			if err := checkShape(before.Path(FileOverlay), raw); err != nil {
-				return nil, err
+		}
+		for _, key := range revert {
+			if overlayHas(changes, key) {
+				return nil, fmt.Errorf("config: %s is both changed and reverted", key)
 			}
-			if err := yaml.Unmarshal(raw, &current); err != nil {
-				return nil, fmt.Errorf("config: %s: %w", FileOverlay, err)
-			}
-			if current == nil {
-				current = map[string]any{}
+			if !removeKey(current, strings.Split(key, ".")) {
+				return nil, fmt.Errorf("config: %s does not set %s; nothing to revert", FileOverlay, key)
 			}
 		}
 		merged := deepMerge(current, changes)
@@ -154,6 +180,67 @@ func prepare(before *Config, environ []string, changes map[string]any, env []byt
 		return nil, err
 	}
 	return &Overlay{home: before.Home, data: data, env: env, Before: before, After: after}, nil
+}
+
+// ReadOverlay is the home's config.local.yaml as a nested map: what the
+// agent's approved changes, the settings API and `shelldon config set`
+// have set over config.yaml. No file is an empty map.
+func ReadOverlay(home string) (map[string]any, error) {
+	return readOverlay(filepath.Join(home, FileOverlay))
+}
+
+func readOverlay(path string) (map[string]any, error) {
+	current := map[string]any{}
+	raw, ok, err := readOptional(path)
+	if err != nil || !ok {
+		return current, err
+	}
+	if err := checkShape(path, raw); err != nil {
+		return nil, err
+	}
+	if err := yaml.Unmarshal(raw, &current); err != nil {
+		return nil, fmt.Errorf("config: %s: %w", FileOverlay, err)
+	}
+	if current == nil {
+		current = map[string]any{}
+	}
+	return current, nil
+}
+
+// removeKey deletes the leaf at the dotted path parts from m, and every
+// map it leaves empty; a key may itself hold dots ("budget.prices" keyed
+// by a model named "gpt-4.1"), so the longest key that is present is
+// taken at each level. It reports whether anything was deleted.
+func removeKey(m map[string]any, parts []string) bool {
+	for i := len(parts); i >= 1; i-- {
+		k := strings.Join(parts[:i], ".")
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		if i == len(parts) {
+			delete(m, k)
+			return true
+		}
+		if sub, ok := v.(map[string]any); ok && removeKey(sub, parts[i:]) {
+			if len(sub) == 0 {
+				delete(m, k)
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// overlayHas reports whether changes set key or anything under or above
+// it.
+func overlayHas(changes map[string]any, key string) bool {
+	for _, leaf := range flatten("", changes) {
+		if leaf.key == key || strings.HasPrefix(leaf.key, key+".") || strings.HasPrefix(key, leaf.key+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // Diff lists what the overlay changes in the effective config, one
@@ -282,9 +369,11 @@ func checkSecret(name, value string) error {
 	return nil
 }
 
-// envWith is the home's .env with secrets set, its other lines kept: every
-// name and value checked first, so either all are set or none.
-func envWith(home string, secrets map[string]string) ([]byte, error) {
+// envWith is the home's .env with secrets set and the variables in clear
+// taken out, its other lines kept: every name and value checked first, so
+// either all change or none. A variable to clear that .env does not set is
+// refused.
+func envWith(home string, secrets map[string]string, clear []string) ([]byte, error) {
 	names := make([]string, 0, len(secrets))
 	for name, value := range secrets {
 		if err := checkSecret(name, value); err != nil {
@@ -293,16 +382,37 @@ func envWith(home string, secrets map[string]string) ([]byte, error) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	drop := map[string]bool{}
+	for _, name := range names {
+		drop[name] = true
+	}
+	for _, name := range clear {
+		if !secretNamePattern().MatchString(name) {
+			return nil, fmt.Errorf("config: %q is not a variable name (A-Z, 0-9 and _, starting with a letter or _)", name)
+		}
+		drop[name] = true
+	}
 	path := filepath.Join(home, FileEnv)
 	data, _, err := readOptional(path)
 	if err != nil {
 		return nil, err
 	}
+	if len(clear) > 0 {
+		current, err := parseDotenv(path, data)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range clear {
+			if _, ok := current[name]; !ok {
+				return nil, fmt.Errorf("config: %s does not set %s; nothing to clear", FileEnv, name)
+			}
+		}
+	}
 	var lines []string
 	if len(data) > 0 {
 		for _, l := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
 			k, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(l), "export "), "=")
-			if _, set := secrets[strings.TrimSpace(k)]; !set {
+			if !drop[strings.TrimSpace(k)] {
 				lines = append(lines, l)
 			}
 		}
@@ -312,6 +422,9 @@ func envWith(home string, secrets map[string]string) ([]byte, error) {
 		lines = append(lines, name+"="+quoted)
 	}
 	out := []byte(strings.Join(lines, "\n") + "\n")
+	if len(lines) == 0 {
+		out = []byte{}
+	}
 	// What is written must read back: a line of .env that does not parse
 	// would stop every later command.
 	if _, err := parseDotenv(path, out); err != nil {
@@ -327,7 +440,7 @@ func envWith(home string, secrets map[string]string) ([]byte, error) {
 // provider a config without a kind defaults to); a config that does not
 // load yet may (the key it lacks is what is being set).
 func SetSecret(home string, environ []string, name, value string) error {
-	env, err := envWith(home, map[string]string{name: value})
+	env, err := envWith(home, map[string]string{name: value}, nil)
 	if err != nil {
 		return err
 	}

@@ -141,3 +141,111 @@ func TestSetSecret(t *testing.T) {
 		t.Errorf("secret names: %v", names)
 	}
 }
+
+// TestPrepareSettingsRevert: a reverted key leaves config.local.yaml, so
+// config.yaml's value (or the default) applies again; the other keys stay,
+// empty sections go, and a key the overlay does not set, or one both
+// changed and reverted, is refused with nothing written.
+func TestPrepareSettingsRevert(t *testing.T) {
+	t.Parallel()
+	h, env := overlayHome(t)
+	o, err := PrepareOverlay(h, env, map[string]any{
+		"provider": map[string]any{"model": "claude-b"},
+		"agent":    map[string]any{"max_tool_calls": 3},
+		"budget":   map[string]any{"prices": map[string]any{"gpt-4.1": map[string]any{"input": "0.000002", "output": "0.000008"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Write(); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(h, FileOverlay))
+	for _, bad := range []SettingsChange{
+		{Revert: []string{"provider.kind"}}, // not in the overlay
+		{Revert: []string{"agent"}, Config: map[string]any{"agent": map[string]any{"workers": 1}}}, // both
+		{Revert: []string{"provider.model"}, Config: map[string]any{"provider": map[string]any{"model": "x"}}},
+		{Revert: []string{"nosuch.key"}},
+		{Revert: []string{""}},
+	} {
+		if _, err := PrepareSettings(h, env, bad); err == nil {
+			t.Errorf("PrepareSettings(%+v) accepted", bad)
+		}
+	}
+	if after, _ := os.ReadFile(filepath.Join(h, FileOverlay)); string(after) != string(before) {
+		t.Fatalf("a refused revert changed the overlay:\n%s", after)
+	}
+	o, err = PrepareSettings(h, env, SettingsChange{Revert: []string{"provider.model", "budget.prices.gpt-4.1.input"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := strings.Join(o.Diff(), "\n"); !strings.Contains(diff, "provider.model: claude-b -> claude-a") {
+		t.Errorf("diff:\n%s", diff)
+	}
+	if err := o.Write(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(h, env)
+	if err != nil || c.Provider.Model != "claude-a" || c.Agent.MaxToolCalls != 3 {
+		t.Fatalf("after revert: model %q, max_tool_calls %d, %v", c.Provider.Model, c.Agent.MaxToolCalls, err)
+	}
+	left, err := ReadOverlay(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := left["provider"]; ok {
+		t.Errorf("an emptied section stayed: %v", left)
+	}
+	prices := left["budget"].(map[string]any)["prices"].(map[string]any)["gpt-4.1"].(map[string]any)
+	if _, ok := prices["input"]; ok || prices["output"] == nil {
+		t.Errorf("a dotted key was not reverted alone: %v", prices)
+	}
+}
+
+// TestPrepareSettingsClear: a cleared variable leaves .env, its other
+// lines stay; one .env does not set, one set and cleared at once, one the
+// process environment sets (clearing .env would not unset it), and one
+// the config needs (the provider's key) are refused with nothing written.
+func TestPrepareSettingsClear(t *testing.T) {
+	t.Parallel()
+	h, env := overlayHome(t)
+	dotenv := "# keys\nGROQ_API_KEY=\"gsk-1\"\nexport OTHER=\"2\"\n"
+	os.WriteFile(filepath.Join(h, FileEnv), []byte(dotenv), 0o600)
+	envNoKey := []string{"OPENAI_API_KEY=sk-openai-secret-987654"}
+	os.WriteFile(filepath.Join(h, FileEnv), []byte(dotenv+"ANTHROPIC_API_KEY=\"sk-ant-from-dotenv-1234\"\n"), 0o600)
+	before, _ := os.ReadFile(filepath.Join(h, FileEnv))
+	for _, bad := range []struct {
+		environ []string
+		ch      SettingsChange
+	}{
+		{envNoKey, SettingsChange{Clear: []string{"NOT_THERE"}}},
+		{envNoKey, SettingsChange{Clear: []string{"bad-name"}}},
+		{envNoKey, SettingsChange{Clear: []string{"GROQ_API_KEY"}, Secrets: map[string]string{"GROQ_API_KEY": "gsk-2"}}},
+		{env, SettingsChange{Clear: []string{"ANTHROPIC_API_KEY"}}},      // set in the environment too
+		{envNoKey, SettingsChange{Clear: []string{"ANTHROPIC_API_KEY"}}}, // the provider's key
+	} {
+		if _, err := PrepareSettings(h, bad.environ, bad.ch); err == nil {
+			t.Errorf("PrepareSettings(%+v) accepted", bad.ch)
+		} else if strings.Contains(err.Error(), "sk-ant-from-dotenv") {
+			t.Errorf("the error shows a value: %v", err)
+		}
+	}
+	if after, _ := os.ReadFile(filepath.Join(h, FileEnv)); string(after) != string(before) {
+		t.Fatalf("a refused clear changed .env:\n%s", after)
+	}
+	o, err := PrepareSettings(h, envNoKey, SettingsChange{Clear: []string{"GROQ_API_KEY", "OTHER"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Write(); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(filepath.Join(h, FileEnv))
+	if string(after) != "# keys\nANTHROPIC_API_KEY=\"sk-ant-from-dotenv-1234\"\n" {
+		t.Errorf(".env after clearing: %q", after)
+	}
+	c, err := Load(h, envNoKey)
+	if err != nil || c.Secret("GROQ_API_KEY") != "" || c.Secret("ANTHROPIC_API_KEY") == "" {
+		t.Errorf("after clearing: %v", err)
+	}
+}

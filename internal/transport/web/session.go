@@ -28,8 +28,9 @@ import (
 // the session's CSRF token (the X-CSRF-Token header, or a "csrf" form
 // field). Programs keep sending the bearer token. A session ends when the
 // owner signs out, after SessionIdle unused, or when the owner revokes
-// them all. No answer carries a CORS header, and the token is never
-// accepted in a URL.
+// them all. An idle session is refused when next used, and its row is
+// deleted then or at the next login, whichever comes first. No answer
+// carries a CORS header, and the token is never accepted in a URL.
 
 // SessionStore keeps the browser sessions (the store's web_sessions).
 type SessionStore interface {
@@ -38,6 +39,8 @@ type SessionStore interface {
 	TouchSession(ctx context.Context, id string, at time.Time) error
 	DeleteSession(ctx context.Context, id string) error
 	RevokeSessions(ctx context.Context) (int, error)
+	// ExpireSessions deletes the sessions last seen before idleAfter.
+	ExpireSessions(ctx context.Context, idleAfter time.Time) (int, error)
 }
 
 const (
@@ -255,7 +258,8 @@ func (s *Server) getLogin(w http.ResponseWriter, r *http.Request) {
 
 // postLogin checks the token typed into the form and starts a session:
 // a new one, whatever cookie came with the request (whose session, if
-// any, ends: the session is rotated at each login).
+// any, ends: the session is rotated at each login). A login also deletes
+// the sessions idle too long, which no request would otherwise remove.
 func (s *Server) postLogin(w http.ResponseWriter, r *http.Request) {
 	if s.sessions == nil {
 		s.login(w, http.StatusServiceUnavailable, pageData{Error: "Signing in from a browser is not available on this daemon."})
@@ -277,7 +281,7 @@ func (s *Server) postLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok := strings.TrimSpace(r.PostForm.Get("token"))
-	if subtle.ConstantTimeCompare([]byte(tok), s.token) != 1 {
+	if !s.tokenIs(tok) {
 		s.logins.fail(now)
 		s.log.Warn("web login refused: wrong token", "remote", r.RemoteAddr)
 		s.login(w, http.StatusUnauthorized, pageData{Error: "That is not the API token."})
@@ -285,6 +289,12 @@ func (s *Server) postLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	if c, err := r.Cookie(sessionCookie); err == nil && validCookieValue(c.Value) {
 		_ = s.sessions.DeleteSession(r.Context(), sessionID(c.Value))
+	}
+	// Housekeeping: a failure leaves the rows for the next login.
+	if n, err := s.sessions.ExpireSessions(r.Context(), now.Add(-s.idle)); err != nil {
+		s.log.Error("web login: expire idle sessions", "err", err)
+	} else if n > 0 {
+		s.log.Info("web sessions expired", "count", n)
 	}
 	value := randomToken()
 	agent := r.UserAgent()

@@ -20,6 +20,7 @@ import (
 // clock the test moves.
 type sessionFixture struct {
 	srv   *httptest.Server
+	s     *Server
 	st    *store.Store
 	core  *fakeCore
 	mu    sync.Mutex
@@ -50,6 +51,7 @@ func newSessionFixtureWith(t *testing.T, tune func(*Options)) *sessionFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.s = s
 	f.srv = httptest.NewServer(s)
 	t.Cleanup(f.srv.Close)
 	return f
@@ -249,6 +251,69 @@ func TestSessionEnds(t *testing.T) {
 	}
 }
 
+// TestLoginExpiresIdleSessions: a session left unused past the idle limit
+// is refused but, never used again, would keep its row; the next login
+// deletes it, and only the sessions the request check would still accept
+// stay (one idle exactly the limit included). A refused login deletes
+// nothing.
+func TestLoginExpiresIdleSessions(t *testing.T) {
+	f := newSessionFixture(t) // an hour's idle
+	ctx := context.Background()
+	stale := f.login(t, nil)
+	f.advance(time.Minute)
+	edge := f.login(t, nil)
+	f.advance(30 * time.Minute)
+	fresh := f.login(t, nil)
+	f.advance(30 * time.Minute) // stale: 61 minutes idle, edge: 60, fresh: 30
+
+	ids := func() map[string]bool {
+		t.Helper()
+		list, err := f.st.Sessions(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, s := range list {
+			out[s.ID] = true
+		}
+		return out
+	}
+	if got := ids(); !got[sessionID(stale)] || len(got) != 3 {
+		t.Fatalf("before a login: %d sessions, stale kept %v; want all 3", len(got), got[sessionID(stale)])
+	}
+	h := map[string]string{"Origin": f.origin(), "Content-Type": "application/x-www-form-urlencoded"}
+	if resp, _ := f.req(t, "POST", "/login", h, url.Values{"token": {token + "x"}}.Encode()); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("wrong token: %d", resp.StatusCode)
+	}
+	if got := ids(); !got[sessionID(stale)] {
+		t.Fatal("a refused login expired sessions")
+	}
+
+	next := f.login(t, nil)
+	got := ids()
+	for _, tt := range []struct {
+		name, cookie string
+		kept         bool
+	}{
+		{"idle past the limit", stale, false},
+		{"idle exactly the limit", edge, true},
+		{"idle half the limit", fresh, true},
+		{"the new login", next, true},
+	} {
+		if got[sessionID(tt.cookie)] != tt.kept {
+			t.Errorf("%s: kept %v, want %v", tt.name, !tt.kept, tt.kept)
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("after the login: %d sessions, want 3", len(got))
+	}
+	for _, c := range []string{edge, fresh, next} {
+		if resp, _ := f.req(t, "GET", "/api/audit", map[string]string{"s": c}, ""); resp.StatusCode != 200 {
+			t.Errorf("a kept session is refused: %d", resp.StatusCode)
+		}
+	}
+}
+
 // TestLoginRefusals: a wrong token, a form from elsewhere, and a guesser's
 // pace start no session.
 func TestLoginRefusals(t *testing.T) {
@@ -318,5 +383,45 @@ func TestHostOriginAndURLGuards(t *testing.T) {
 		if resp, body := f.req(t, "GET", p, bearer, ""); resp.StatusCode != 400 || !strings.Contains(body, "token_in_url") {
 			t.Errorf("GET %s: %d %s, want 400 token_in_url", p, resp.StatusCode, body)
 		}
+	}
+}
+
+// TestSetToken: a replaced token serves from the next request, the old
+// one is refused for a program and for the login form, and every browser
+// session ends (one signed in with a token that may have leaked must not
+// outlive it); a token too short to be one is refused and changes nothing.
+func TestSetToken(t *testing.T) {
+	t.Parallel()
+	f := newSessionFixture(t)
+	cookie := f.login(t, nil)
+	const newToken = "a-new-token-for-the-api-0123456789"
+	bearer := func(tok string) int {
+		resp, _ := f.req(t, "GET", "/api/audit", map[string]string{"Authorization": "Bearer " + tok}, "")
+		return resp.StatusCode
+	}
+	if err := f.s.SetToken(t.Context(), "short"); err == nil {
+		t.Fatal("a 5-character token was taken")
+	}
+	if bearer(token) != 200 {
+		t.Fatal("a refused SetToken changed the token")
+	}
+	if err := f.s.SetToken(t.Context(), newToken); err != nil {
+		t.Fatal(err)
+	}
+	if code := bearer(token); code != 401 {
+		t.Errorf("the old token: %d, want 401", code)
+	}
+	if code := bearer(newToken); code != 200 {
+		t.Errorf("the new token: %d, want 200", code)
+	}
+	if resp, _ := f.req(t, "GET", "/api/audit", map[string]string{"s": cookie}, ""); resp.StatusCode != 401 {
+		t.Errorf("a session from before the change: %d, want 401", resp.StatusCode)
+	}
+	h := map[string]string{"Origin": f.origin(), "Content-Type": "application/x-www-form-urlencoded"}
+	if resp, _ := f.req(t, "POST", "/login", h, url.Values{"token": {token}}.Encode()); resp.StatusCode != 401 {
+		t.Errorf("login with the old token: %d, want 401", resp.StatusCode)
+	}
+	if resp, _ := f.req(t, "POST", "/login", h, url.Values{"token": {newToken}}.Encode()); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("login with the new token: %d, want 303", resp.StatusCode)
 	}
 }

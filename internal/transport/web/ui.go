@@ -48,6 +48,12 @@ func note(key string) string {
 		return "Rolled back."
 	case "removed":
 		return "Removed."
+	case "reverted":
+		return "Reverted: config.yaml's value (or the default) applies again."
+	case "cleared":
+		return "Cleared."
+	case "token-replaced":
+		return "The API token was replaced and every browser signed out: sign in with the new token."
 	}
 	return ""
 }

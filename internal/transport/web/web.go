@@ -17,8 +17,10 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/shelldon/shelldon/internal/config"
 	"github.com/shelldon/shelldon/internal/core"
 )
 
@@ -49,8 +51,14 @@ type ToolLister interface {
 
 // Settings reads and changes the owner's settings.
 type Settings interface {
+	// Settings is the effective config, secrets only as set or unset.
 	Settings() map[string]any
-	ApplySettings(ctx context.Context, changes map[string]any, secrets map[string]string) ([]string, error)
+	// SettingsOverlay is what config.local.yaml sets over config.yaml.
+	SettingsOverlay() (map[string]any, error)
+	// KeyOrigins says where the key in each variable may be sent.
+	KeyOrigins() map[string][]string
+	// ApplySettings checks a change as a whole, then writes and applies it.
+	ApplySettings(ctx context.Context, ch config.SettingsChange) ([]string, error)
 }
 
 // AuditReader reads the audit trail.
@@ -66,7 +74,7 @@ type Server struct {
 	skills SkillKeeper
 	sets   Settings
 	audit  AuditReader
-	token  []byte
+	token  atomic.Pointer[[]byte] // the API token (SetToken)
 	log    *slog.Logger
 	mux    *http.ServeMux
 	health func() map[string]any
@@ -111,8 +119,10 @@ func New(opts Options) (*Server, error) {
 	if len(opts.Token) < 16 {
 		return nil, errors.New("web: the API token must be at least 16 characters")
 	}
-	s := &Server{chat: opts.Chat, appr: opts.Approvals, tools: opts.Tools, skills: opts.Skills, sets: opts.Settings, audit: opts.Audit, token: []byte(opts.Token), log: opts.Logger, health: opts.Health,
+	s := &Server{chat: opts.Chat, appr: opts.Approvals, tools: opts.Tools, skills: opts.Skills, sets: opts.Settings, audit: opts.Audit, log: opts.Logger, health: opts.Health,
 		conv: opts.Conversations, sessions: opts.Sessions, idle: opts.SessionIdle, hosts: newHostGuard(opts.AllowedHosts), now: opts.Now}
+	tok := []byte(opts.Token)
+	s.token.Store(&tok)
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -218,6 +228,32 @@ func cleanPath(p string) bool {
 	return c == p
 }
 
+// SetToken makes token the API's from the next request on (the owner
+// replaced it on the settings page or through the API) and ends every
+// browser's session: one signed in with the token replaced, which may
+// have leaked, must not outlive it.
+func (s *Server) SetToken(ctx context.Context, token string) error {
+	if len(token) < 16 {
+		return errors.New("web: the API token must be at least 16 characters")
+	}
+	tok := []byte(token)
+	s.token.Store(&tok)
+	if s.sessions == nil {
+		return nil
+	}
+	n, err := s.sessions.RevokeSessions(ctx)
+	if err != nil {
+		return fmt.Errorf("web: the new token serves, but the browsers' sessions could not be ended: %w", err)
+	}
+	s.log.Info("the API token was replaced; web sessions ended", "count", n)
+	return nil
+}
+
+// tokenIs reports whether tok is the API token, in constant time.
+func (s *Server) tokenIs(tok string) bool {
+	return subtle.ConstantTimeCompare([]byte(tok), *s.token.Load()) == 1
+}
+
 // auth requires the bearer token, compared in constant time, or a
 // browser's session (session.go): for a request that may change anything,
 // from the daemon's own origin and with the session's CSRF token. A
@@ -227,7 +263,7 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		if h := r.Header.Get("Authorization"); h != "" || s.sessions == nil {
 			// The scheme is case-insensitive (RFC 9110); the token is not.
 			scheme, tok, _ := strings.Cut(h, " ")
-			if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), s.token) != 1 {
+			if !strings.EqualFold(scheme, "Bearer") || !s.tokenIs(strings.TrimSpace(tok)) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="shelldon"`)
 				writeError(w, http.StatusUnauthorized, "unauthorized", "a valid bearer token is required (Authorization: Bearer <token>)")
 				return
@@ -446,16 +482,35 @@ func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "settings are not available")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"config": s.sets.Settings()})
+	s.writeSettings(w, nil)
+}
+
+// writeSettings answers with the effective config, the overlay and the
+// key bindings, and changed when not nil.
+func (s *Server) writeSettings(w http.ResponseWriter, changed []string) {
+	overlay, err := s.sets.SettingsOverlay()
+	if err != nil {
+		s.log.Error("read the settings overlay", "err", err)
+		writeError(w, http.StatusInternalServerError, "internal", "config.local.yaml could not be read; see shelldon doctor")
+		return
+	}
+	body := map[string]any{"config": s.sets.Settings(), "overlay": overlay, "key_origins": s.sets.KeyOrigins()}
+	if changed != nil {
+		body["changed"] = changed
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 type settingsRequest struct {
 	Config  map[string]any    `json:"config"`
 	Secrets map[string]string `json:"secrets"`
+	Revert  []string          `json:"revert"`
+	Clear   []string          `json:"clear_secrets"`
 }
 
 // postSettings merges config changes into config.local.yaml and secrets
-// into .env, validated first, applied at once. Secret values are never
+// into .env, reverts keys of the former and clears variables of the
+// latter, validated first, applied at once. Secret values are never
 // echoed, not even in errors.
 func (s *Server) postSettings(w http.ResponseWriter, r *http.Request) {
 	if s.sets == nil {
@@ -466,19 +521,31 @@ func (s *Server) postSettings(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req, maxSettingsBody) {
 		return
 	}
-	if len(req.Config) == 0 && len(req.Secrets) == 0 {
-		writeError(w, http.StatusBadRequest, "bad_request", `send {"config": {...}} and/or {"secrets": {"NAME": "value"}}`)
+	ch := config.SettingsChange{Config: req.Config, Secrets: req.Secrets, Revert: req.Revert, Clear: req.Clear}
+	if len(ch.Config) == 0 && len(ch.Secrets) == 0 && len(ch.Revert) == 0 && len(ch.Clear) == 0 {
+		writeError(w, http.StatusBadRequest, "bad_request", `send {"config": {...}}, {"secrets": {"NAME": "value"}}, {"revert": ["key"]} and/or {"clear_secrets": ["NAME"]}`)
 		return
 	}
-	diff, err := s.sets.ApplySettings(r.Context(), req.Config, req.Secrets)
+	diff, err := s.sets.ApplySettings(r.Context(), ch)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid", err.Error())
+		writeError(w, http.StatusBadRequest, "invalid", scrubSecrets(err.Error(), req.Secrets))
 		return
 	}
 	if diff == nil {
 		diff = []string{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"changed": diff, "config": s.sets.Settings()})
+	s.writeSettings(w, diff)
+}
+
+// scrubSecrets is msg with every secret value of the request replaced:
+// an error never echoes one, whatever produced it.
+func scrubSecrets(msg string, secrets map[string]string) string {
+	for name, v := range secrets {
+		if v != "" && strings.Contains(msg, v) {
+			msg = strings.ReplaceAll(msg, v, "<the value of "+name+">")
+		}
+	}
+	return msg
 }
 
 type decision struct {
