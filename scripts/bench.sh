@@ -7,6 +7,8 @@
 #   scripts/bench.sh hostile  only the daemon's peak memory under providers
 #                           sending replies at the caps (a few minutes);
 #                           rewrites that section only
+#   scripts/bench.sh web    only the web UI's pages in a headless Chromium
+#                           (about a minute); rewrites that section only
 #   scripts/bench.sh soak   only the memory soak: SOAK_TURNS turns (default
 #                           8000, about 5 minutes on a desktop core) through
 #                           one daemon; rewrites the soak's section only
@@ -39,11 +41,71 @@ stat3() {
   metric "$1" "$2" | sort -n | awk '{ v[NR] = $1 } END { printf "%s (%s – %s)", v[int((NR + 1) / 2)], v[1], v[NR] }'
 }
 
+# The web UI's pages in a headless Chromium (TestBrowserUI, build tag
+# browser), 3 runs: each page's weight and first paint, and the daemon's
+# memory with the browser connected. Skipped without chromium on PATH.
+pages=$(mktemp)
+trap 'rm -f "$raw" "$pages"' EXIT
+webpages() {
+  if command -v chromium >/dev/null; then
+    for _ in 1 2 3; do
+      go test -tags browser -count=1 -timeout 10m -run '^TestBrowserUI$' -v ./cmd/shelldon/ 2>&1 |
+        grep -E 'page [a-z-]+ bytes [0-9]+ fcp-ms|daemon with a browser' | sed 's/^ *browser_test.go:[0-9]*: //' >>"$pages"
+    done
+  fi
+}
+# pagerows: a table row per page: bytes (median), first paint median (min – max).
+pagerows() {
+  awk '$1 == "page" { print $2, $4, $6 }' "$pages" | sort -k1,1 -k3,3n |
+    awk '{ n[$1]++; b[$1, n[$1]] = $2; f[$1, n[$1]] = $3; if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
+         END { for (i = 1; i <= k; i++) { p = order[i]; m = int((n[p] + 1) / 2)
+               printf "| %s | %d | %s (%s – %s) |\n", p, b[p, m], f[p, m], f[p, 1], f[p, n[p]] } }'
+}
+# browserrss FIELD: the median of the daemon's FIELD with a browser connected.
+browserrss() {
+  awk -v k="$1" '/daemon with a browser/ { for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' "$pages" | sort -n |
+    awk '{ v[NR] = $1 } END { if (NR) printf "%s (%s – %s)", v[int((NR + 1) / 2)], v[1], v[NR]; else print "not measured (no chromium)" }'
+}
+# websection: the web UI's section of $out, from what webpages gathered.
+websection() {
+  cat <<WEBUI
+<!-- webui:begin -->
+### The web UI's pages
+
+Each page of the web UI in a headless Chromium (\`TestBrowserUI\`, \`cmd/shelldon/browser_test.go\`,
+build tag \`browser\`; Debian's chromium $(chromium --version 2>/dev/null | awk '{print $2}')), against a daemon with a fake
+provider, 3 runs. Weight: the encoded bytes of the page and everything it loads (the stylesheet,
+and on the chat page its script), cached or not. First paint: the page's first-contentful-paint
+from the Performance API, in ms from navigation start, median (min – max); on this shared
+machine it varies between runs by a factor of two or three, so it is a check against
+regressions, not a promise. The pages are HTML the daemon writes (no framework, nothing from
+another origin); only the chat page loads a script.
+
+| page | bytes | first paint, ms |
+|---|---|---|
+$(pagerows)
+
+The daemon after the browser went through every page (signed in, nine turns,
+four approvals and a denial, a rollback, a provider and a model switch): VmRSS $(browserrss VmRSS-MB) MiB, RssAnon $(browserrss RssAnon-MB) MiB.
+<!-- webui:end -->
+WEBUI
+}
+
+if [ "${1:-}" = web ]; then
+  webpages
+  section=$(mktemp)
+  websection >"$section"
+  splice webui "$section"
+  rm -f "$section"
+  echo "wrote the web UI's section of $out"
+  exit 0
+fi
+
 if [ "${1:-}" = hostile ]; then
   runs=${HOSTILE_RUNS:-3}
   go test -run '^$' -bench '^BenchmarkHostileRSS$' -benchtime 1x -count "$runs" -timeout 0 ./cmd/shelldon | grep '^Benchmark' >>"$raw"
   section=$(mktemp)
-  trap 'rm -f "$raw" "$section"' EXIT
+  trap 'rm -f "$raw" "$pages" "$section"' EXIT
   cat >"$section" <<HOSTILE
 <!-- hostile:begin -->
 ## Memory under hostile providers
@@ -83,7 +145,7 @@ if [ "${1:-}" = soak ]; then
   SHELLDON_SOAK_TURNS=$turns go test -run '^$' -bench '^BenchmarkSoakRSS$' -benchtime 1x -count 1 -timeout 0 ./cmd/shelldon | grep '^Benchmark' >>"$raw"
   took=$(( $(date +%s) - started ))
   section=$(mktemp)
-  trap 'rm -f "$raw" "$section"' EXIT
+  trap 'rm -f "$raw" "$pages" "$section"' EXIT
   cat >"$section" <<SOAK
 <!-- soak:begin -->
 ## Memory over many turns
@@ -141,30 +203,7 @@ bench 'BenchmarkSelfCodeRoundTrip/.*' 10x
 bench 'BenchmarkTurnStore/.*' 300x ./internal/core/store 3
 bench 'BenchmarkRank/.*' 2000x ./internal/toolsearch 3
 
-# The web UI's pages in a headless Chromium (TestBrowserUI, build tag
-# browser), 3 runs: each page's weight and first paint, and the daemon's
-# memory with the browser connected. Skipped without chromium on PATH.
-pages=$(mktemp)
-trap 'rm -f "$raw" "$pages"' EXIT
-if command -v chromium >/dev/null; then
-  for _ in 1 2 3; do
-    go test -tags browser -count=1 -timeout 10m -run '^TestBrowserUI$' -v ./cmd/shelldon/ 2>&1 |
-      grep -E 'page [a-z-]+ bytes [0-9]+ fcp-ms|daemon with a browser' | sed 's/^ *browser_test.go:[0-9]*: //' >>"$pages"
-  done
-fi
-# pagerows: a table row per page: bytes (median), first paint median (min – max).
-pagerows() {
-  awk '$1 == "page" { print $2, $4, $6 }' "$pages" | sort -k1,1 -k3,3n |
-    awk '{ n[$1]++; b[$1, n[$1]] = $2; f[$1, n[$1]] = $3; if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
-         END { for (i = 1; i <= k; i++) { p = order[i]; m = int((n[p] + 1) / 2)
-               printf "| %s | %d | %s (%s – %s) |\n", p, b[p, m], f[p, m], f[p, 1], f[p, n[p]] } }'
-}
-# browserrss FIELD: the median of the daemon's FIELD with a browser connected.
-browserrss() {
-  awk -v k="$1" '/daemon with a browser/ { for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' "$pages" | sort -n |
-    awk '{ v[NR] = $1 } END { if (NR) printf "%s (%s – %s)", v[int((NR + 1) / 2)], v[1], v[NR]; else print "not measured (no chromium)" }'
-}
-
+webpages
 # profile BENCH: a table row per step of BENCH's turn profile (its
 # at-<step>-ms metrics: when the step ended, in ms since the turn began,
 # median of the runs), in the order they end, with the time since the
@@ -435,23 +474,7 @@ TOML) or tell apart tools that differ by their verb alone ("strip every digit" l
 |---|---|---|---|---|---|---|---|
 $(relevance)
 
-### The web UI's pages
-
-Each page of the web UI in a headless Chromium (\`TestBrowserUI\`, \`cmd/shelldon/browser_test.go\`,
-build tag \`browser\`; Debian's chromium $(chromium --version 2>/dev/null | awk '{print $2}')), against a daemon with a fake
-provider, 3 runs. Weight: the encoded bytes of the page and everything it loads (the stylesheet,
-and on the chat page its script), cached or not. First paint: the page's first-contentful-paint
-from the Performance API, in ms from navigation start, median (min – max); on this shared
-machine it varies between runs by a factor of two or three, so it is a check against
-regressions, not a promise. The pages are HTML the daemon writes (no framework, nothing from
-another origin); only the chat page loads a script.
-
-| page | bytes | first paint, ms |
-|---|---|---|
-$(pagerows)
-
-The daemon after the browser went through every page (signed in, three turns, two approvals,
-a model switch): VmRSS $(browserrss VmRSS-MB) MiB, RssAnon $(browserrss RssAnon-MB) MiB.
+$(websection)
 
 ### The toolbox's size
 
