@@ -119,7 +119,7 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 	if level == 0 {
 		level = parseLevel(cfg.Log.Level)
 	}
-	log := slog.New(&redactingHandler{Handler: slog.NewTextHandler(logw, &slog.HandlerOptions{Level: level}), red: red})
+	log := slog.New(newLogHandler(logw, cfg.Log.Format, level, red))
 	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
 		return nil, fmt.Errorf("create home %s: %w", cfg.Home, err)
 	}
@@ -431,14 +431,16 @@ func parseLevel(s string) slog.Level {
 // invalid UTF-8, and escapes those (strconv.Quote); what it passes raw are
 // the invisible characters Unicode counts as printable (the Hangul
 // fillers, the combining grapheme joiner), so a value holding one is
-// escaped whole here (inertLog).
+// escaped whole here (inertLog). The JSON handler escapes less, so under it
+// inertJSON (logformat.go) escapes more.
 type redactingHandler struct {
 	slog.Handler
-	red *liveRedactor
+	red   *liveRedactor
+	inert func(string) string // inertLog, or inertJSON under the JSON handler
 }
 
 func (h *redactingHandler) Handle(ctx context.Context, r slog.Record) error {
-	nr := slog.NewRecord(r.Time, r.Level, inertLog(h.red.get().String(r.Message)), r.PC)
+	nr := slog.NewRecord(r.Time, r.Level, h.inert(h.red.get().String(r.Message)), r.PC)
 	r.Attrs(func(a slog.Attr) bool {
 		nr.AddAttrs(h.redactAttr(a))
 		return true
@@ -450,7 +452,7 @@ func (h *redactingHandler) redactAttr(a slog.Attr) slog.Attr {
 	a.Value = a.Value.Resolve()
 	switch a.Value.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, inertLog(h.red.get().String(a.Value.String())))
+		return slog.String(a.Key, h.inert(h.red.get().String(a.Value.String())))
 	case slog.KindGroup:
 		attrs := a.Value.Group()
 		out := make([]any, len(attrs))
@@ -459,7 +461,7 @@ func (h *redactingHandler) redactAttr(a slog.Attr) slog.Attr {
 		}
 		return slog.Group(a.Key, out...)
 	case slog.KindAny:
-		return slog.String(a.Key, inertLog(h.red.get().String(fmt.Sprint(a.Value.Any()))))
+		return slog.String(a.Key, h.inert(h.red.get().String(fmt.Sprint(a.Value.Any()))))
 	}
 	return a
 }
@@ -479,11 +481,11 @@ func (h *redactingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	for i, a := range attrs {
 		out[i] = h.redactAttr(a)
 	}
-	return &redactingHandler{Handler: h.Handler.WithAttrs(out), red: h.red}
+	return &redactingHandler{Handler: h.Handler.WithAttrs(out), red: h.red, inert: h.inert}
 }
 
 func (h *redactingHandler) WithGroup(name string) slog.Handler {
-	return &redactingHandler{Handler: h.Handler.WithGroup(name), red: h.red}
+	return &redactingHandler{Handler: h.Handler.WithGroup(name), red: h.red, inert: h.inert}
 }
 
 // homeDir resolves the home from a flag value or the environment.

@@ -65,6 +65,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []st
 		env.schedulesCmd(),
 		env.usageCmd(),
 		versionCmd(stdout),
+		completionCmd(stdout),
 	)
 	err := root.Execute()
 	if err == nil {

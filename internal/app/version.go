@@ -37,6 +37,9 @@ type build struct {
 	revision  string // the VCS revision; "" when not built from a checkout
 	committed string // the time of that commit (Go records no build time)
 	modified  bool   // the checkout had uncommitted changes
+	goos      string // runtime.GOOS
+	goarch    string // runtime.GOARCH
+	goarm     string // GOARM's version (6, 7) for GOARCH=arm; "" when not recorded
 }
 
 func readBuild() build {
@@ -50,7 +53,7 @@ func readBuild() build {
 // uncommitted changes) and the vcs.* settings; with neither
 // (-buildvcs=false) the version is "dev".
 func buildOf(bi *debug.BuildInfo, override string) build {
-	b := build{version: "dev"}
+	b := build{version: "dev", goos: runtime.GOOS, goarch: runtime.GOARCH}
 	if bi != nil {
 		if v := bi.Main.Version; v != "" && v != "(devel)" {
 			b.version = v
@@ -63,6 +66,8 @@ func buildOf(bi *debug.BuildInfo, override string) build {
 				b.committed = s.Value
 			case "vcs.modified":
 				b.modified = s.Value == "true"
+			case "GOARM": // "6", or "7,softfloat"
+				b.goarm, _, _ = strings.Cut(s.Value, ",")
 			}
 		}
 	}
@@ -81,10 +86,21 @@ func (b build) short() string {
 	return b.version
 }
 
+// platform is GOOS/GOARCH, with the ARM version that tells a binary for
+// the Raspberry Pi 1 and Zero (linux/armv6) from one for later models
+// (linux/armv7), as the release files are named.
+func (b build) platform() string {
+	arch := b.goarch
+	if arch == "arm" && b.goarm != "" {
+		arch += "v" + b.goarm
+	}
+	return b.goos + "/" + arch
+}
+
 // text is what `shelldon version` prints.
 func (b build) text() string {
 	var s strings.Builder
-	fmt.Fprintf(&s, "shelldon %s (%s, %s/%s)\n", b.short(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(&s, "shelldon %s (%s, %s)\n", b.short(), runtime.Version(), b.platform())
 	if b.revision != "" {
 		s.WriteString("revision " + b.revision)
 		if b.modified {

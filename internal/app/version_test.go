@@ -49,3 +49,35 @@ func TestVersionText(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionPlatform: a 32-bit ARM build says which ARM it was built for,
+// as the release files are named (linux/armv6 for the Pi 1 and Zero).
+func TestVersionPlatform(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		goarch string
+		goarm  string // the GOARM build setting
+		want   string
+	}{
+		{"arm", "6", "linux/armv6"},
+		{"arm", "7", "linux/armv7"},
+		{"arm", "7,softfloat", "linux/armv7"},
+		{"arm", "", "linux/arm"},
+		{"amd64", "", "linux/amd64"},
+		{"amd64", "7", "linux/amd64"}, // GOARM means nothing off arm
+	}
+	for _, tc := range cases {
+		bi := &debug.BuildInfo{Main: debug.Module{Version: "v1.0.0"}}
+		if tc.goarm != "" {
+			bi.Settings = []debug.BuildSetting{{Key: "GOARM", Value: tc.goarm}}
+		}
+		b := buildOf(bi, "dev")
+		b.goos, b.goarch = "linux", tc.goarch
+		if got := b.platform(); got != tc.want {
+			t.Errorf("GOARCH=%s GOARM=%q: %q, want %q", tc.goarch, tc.goarm, got, tc.want)
+		}
+		if got := b.text(); !strings.Contains(got, ", "+tc.want+")\n") {
+			t.Errorf("GOARCH=%s GOARM=%q: text %q lacks %s", tc.goarch, tc.goarm, got, tc.want)
+		}
+	}
+}

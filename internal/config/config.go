@@ -136,8 +136,16 @@ type SkillsConfig struct {
 
 // LogConfig is the daemon's log.
 type LogConfig struct {
-	Level string `yaml:"level"` // debug|info|warn|error; default info
+	Level  string `yaml:"level"`  // debug|info|warn|error; default info
+	Format string `yaml:"format"` // text|json; default text (LogText, LogJSON)
 }
+
+// The log formats: slog's key=value text, or one JSON object a line for a
+// log collector.
+const (
+	LogText = "text"
+	LogJSON = "json"
+)
 
 // Config is the loaded, defaulted and validated configuration.
 type Config struct {

@@ -59,7 +59,7 @@ func TestLoadDefaults(t *testing.T) {
 		c.Agent = AgentConfig{MaxToolCalls: 6, TurnBudget: Duration(25 * time.Second),
 			Reserve: Duration(2 * time.Second), HistoryChars: 24000, Workers: 2, WarmWorker: new(true)}
 		c.Telegram = TelegramConfig{TokenEnv: "TELEGRAM_BOT_TOKEN", APIBase: "https://api.telegram.org", WebhookSecretEnv: "TELEGRAM_WEBHOOK_SECRET"}
-		c.Log.Level = "info"
+		c.Log.Level, c.Log.Format = "info", "text"
 		c.Selfcode.Strikes = 3
 		c.Sandbox.MinFreeDisk = 512 << 20
 		c.Skills.MaxSkillBytes, c.Skills.MaxFileBytes = 256<<10, 1<<20
@@ -168,9 +168,9 @@ fallback:
 
 func TestLoadOverlayOnly(t *testing.T) {
 	t.Parallel()
-	c := mustLoad(t, map[string]string{FileOverlay: "log: {level: DEBUG}\n"}, "OPENAI_API_KEY="+openAIKey)
-	if c.Log.Level != "debug" || c.Provider.Kind != "openai" {
-		t.Errorf("log.level = %q, kind = %q", c.Log.Level, c.Provider.Kind)
+	c := mustLoad(t, map[string]string{FileOverlay: "log: {level: DEBUG, format: ' JSON'}\n"}, "OPENAI_API_KEY="+openAIKey)
+	if c.Log.Level != "debug" || c.Log.Format != LogJSON || c.Provider.Kind != "openai" {
+		t.Errorf("log.level = %q, log.format = %q, kind = %q", c.Log.Level, c.Log.Format, c.Provider.Kind)
 	}
 }
 
@@ -577,6 +577,11 @@ func TestLoadErrors(t *testing.T) {
 			name:  "bad log level",
 			files: map[string]string{FileOverlay: "log:\n  level: loud\n"},
 			file:  FileOverlay, key: "log.level", line: 2, msg: `"loud" is not a log level`,
+		},
+		{
+			name:  "bad log format",
+			files: map[string]string{FileConfig: "log:\n  level: info\n  format: logfmt\n"},
+			file:  FileConfig, key: "log.format", line: 3, msg: `"logfmt" is not a log format (text or json)`,
 		},
 		{
 			name:  "a fallback entry",

@@ -40,7 +40,10 @@ const (
 	openAIHost            = "api.openai.com"
 )
 
-var logLevels = []string{"debug", "info", "warn", "error"}
+var (
+	logLevels  = []string{"debug", "info", "warn", "error"}
+	logFormats = []string{LogText, LogJSON}
+)
 
 // complete applies defaults and validates, returning every problem found.
 func (c *Config) complete() []error {
@@ -160,6 +163,13 @@ func (c *Config) complete() []error {
 	}
 	if !slices.Contains(logLevels, c.Log.Level) {
 		add(c.errAt("log.level", "%s is not a log level (debug, info, warn or error)", c.show(c.Log.Level)))
+	}
+	c.Log.Format = strings.ToLower(strings.TrimSpace(c.Log.Format))
+	if c.Log.Format == "" {
+		c.Log.Format = LogText
+	}
+	if !slices.Contains(logFormats, c.Log.Format) {
+		add(c.errAt("log.format", "%s is not a log format (text or json)", c.show(c.Log.Format)))
 	}
 	return errs
 }

@@ -46,6 +46,7 @@ func InitTemplate(kind, model, baseURL, apiKeyEnv string) []byte {
 		"{{max_skill_bytes}}", ByteSize(defaultMaxSkillBytes).String(),
 		"{{max_file_bytes}}", ByteSize(defaultMaxFileBytes).String(),
 		"{{level}}", defaultLogLevel,
+		"{{log_format}}", LogText,
 		"{{env}}", FileEnv,
 		"{{memory}}", memoryKeysDoc(),
 		"{{budget}}", budgetKeysDoc(),
@@ -224,4 +225,7 @@ skills:
 log:
   # debug, info, warn or error.
   #level: {{level}}
+  # text (key=value pairs) or json (one JSON object a line, for a log
+  # collector). The log goes to standard error (the journal under systemd).
+  #format: {{log_format}}
 `
