@@ -48,6 +48,7 @@ func (e cmdEnv) doctorCmd() *cobra.Command {
 			d.checkTools(cmd.Context(), cfg)
 			d.checkProviders(cmd.Context(), cfg)
 			d.checkSandbox(cmd.Context(), cfg)
+			d.checkMemoryController("/")
 			d.checkDisk(cfg)
 			d.checkPython(cmd.Context())
 			d.checkTelegram(cmd.Context(), cfg)
@@ -271,27 +272,42 @@ func (d *doctor) checkSandbox(ctx context.Context, cfg *config.Config) {
 		d.fail("sandbox", err.Error())
 		return
 	}
-	tier := runner.Probe(ctx)
+	d.reportTier(runner.Probe(ctx), cfg.Sandbox.AllowDegraded)
+}
+
+// reportTier prints each layer of tier, then the tier: a warning that
+// names what is missing and what that costs when a required layer is, and
+// a line on what the absent optional layers cost.
+func (d *doctor) reportTier(tier sandbox.Tier, allowDegraded bool) {
+	var missing, optional []string
 	for _, l := range tier.Layers {
 		label := "sandbox: " + l.Name
 		switch {
 		case l.OK:
 			d.ok(label, strings.TrimSpace("in place "+l.Detail))
 		case !l.Required:
+			optional = append(optional, l.Name+" ("+layerLoss[l.Name]+")")
 			fmt.Fprintf(d.w, "- %-10s %s (optional)\n", label, l.Detail)
-		case cfg.Sandbox.AllowDegraded:
+		case allowDegraded:
+			missing = append(missing, l.Name+" ("+layerLoss[l.Name]+")")
 			fmt.Fprintf(d.w, "! %-10s MISSING: %s\n", label, l.Detail)
 		default:
+			missing = append(missing, l.Name+" ("+layerLoss[l.Name]+")")
 			d.fail(label, "MISSING: "+l.Detail)
 		}
 	}
 	switch {
 	case tier.Full():
 		d.ok("sandbox", "full tier: "+tier.String())
-	case cfg.Sandbox.AllowDegraded:
-		fmt.Fprintf(d.w, "! %-10s DEGRADED and allowed by sandbox.allow_degraded: code the model chooses runs with fewer layers\n", "sandbox")
+	case allowDegraded:
+		d.warn("sandbox", "DEGRADED tier, allowed by sandbox.allow_degraded: code the model chooses runs without "+
+			strings.Join(missing, "; "))
 	default:
+		d.warn("sandbox", "DEGRADED tier: missing "+strings.Join(missing, "; "))
 		fmt.Fprintf(d.w, "  %-10s run_shell, git, the gate and self-coded tools will refuse to run; set sandbox.allow_degraded: true to allow them\n", "")
+	}
+	if len(optional) > 0 && len(tier.Layers) > 0 {
+		fmt.Fprintf(d.w, "- %-10s without %s\n", "sandbox", strings.Join(optional, "; "))
 	}
 }
 
