@@ -64,6 +64,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []st
 		env.memoryCmd(),
 		env.schedulesCmd(),
 		env.usageCmd(),
+		env.backupCmd(), env.restoreCmd(),
 		env.serviceCmd(),
 		versionCmd(stdout),
 		completionCmd(stdout),
