@@ -36,7 +36,8 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 		Short: "The tools shelldon has, and the ones it wrote for itself",
 		Long: "List the built-in and self-coded tools; show one (a built-in's description and parameters,\n" +
 			"a self-coded tool's code, test and gate report);\n" +
-			"approve or deny a proposed tool; quarantine, restore, roll back or remove a live one.",
+			"approve or deny a proposed tool; quarantine, restore, roll back or remove a live one;\n" +
+			"export one to a bundle and import a bundle from another home (it waits for your approval).",
 	}
 	// Listing and showing only read; a decision on a promotion may resume
 	// the turn that proposed it.
@@ -87,7 +88,7 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 				contracts.TierFree, runsText[contracts.RunsSandbox], inert.Line(t.Meta.Description), inert.Line(compactJSON(t.Meta.ParamsSchema)),
 				capabilitiesText(t.Meta.Capabilities), inert.Line(t.Hash), inert.Block(t.Gate, "  "),
 				inert.Count(len(t.Code)), inert.Block(t.Code, ""), inert.Count(len(t.Test)), inert.Block(t.Test, ""))
-			return nil
+			return printToolHistory(e.stdout, a.Reader, t, state)
 		}),
 	}
 	decide := func(approve bool) func(*cobra.Command, []string) error {
@@ -128,6 +129,7 @@ func (e cmdEnv) toolsCmd() *cobra.Command {
 		&cobra.Command{Use: "restore NAME", Short: "Put a quarantined tool back, strikes cleared", Args: cobra.ExactArgs(1), RunE: action("restore")},
 		&cobra.Command{Use: "rollback NAME", Short: "Go back to the tool's previous version", Args: cobra.ExactArgs(1), RunE: action("rollback")},
 		&cobra.Command{Use: "remove NAME", Short: "Remove a tool (its versions stay in the archive)", Args: cobra.ExactArgs(1), RunE: action("remove")},
+		e.toolsExportCmd(), e.toolsImportCmd(),
 	)
 	return cmd
 }

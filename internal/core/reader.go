@@ -49,6 +49,13 @@ func ValidAuditKind(s string) bool { return store.ValidAuditKind(s) }
 // ToolDetail is one version of a self-coded tool with its source.
 type ToolDetail = selfcode.Tool
 
+// ToolImport is where a version that came in a bundle came from, and the
+// bundle's history (records only: a rollback never reaches them).
+type ToolImport = selfcode.Import
+
+// ToolImportedVersion is one version of a bundle's history.
+type ToolImportedVersion = selfcode.ImportedVersion
+
 // Errors of the tool commands.
 var (
 	ErrNoSuchTool = selfcode.ErrNotFound  // no tool of that name in that state

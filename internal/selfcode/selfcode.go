@@ -8,9 +8,10 @@
 //
 // Each version directory holds the source, the test and manifest.json
 // (name, version, language, description, schema, capabilities, content
-// hash, gate report, who approved it and when). Moves between states are
-// renames within the tools directory, so a version is always wholly in one
-// place. The content hash covers language, code and test; what the owner
+// hash, gate report, who approved it and when; for a version imported
+// from another machine's bundle, where it came from: see bundle.go). Moves
+// between states are renames within the tools directory, so a version is
+// always wholly in one place. The content hash covers language, code and test; what the owner
 // approved is what runs, and every reader checks it.
 //
 // A change of a tool's live version (promote, restore, rollback) takes
@@ -81,6 +82,9 @@ type Manifest struct {
 	ApprovedAt time.Time `json:"approved_at,omitzero"`
 	ApprovedBy string    `json:"approved_by,omitempty"`
 	State      string    `json:"state"`
+	// Imported is where a version that came in a bundle came from (see
+	// bundle.go); nil for a version proposed here.
+	Imported *Import `json:"imported,omitempty"`
 }
 
 // Tool is a version with its source.
@@ -206,6 +210,14 @@ func (d *Dir) path(state, name string) string {
 // stale staged copy of the same name. The version is one more than any
 // version of that name so far.
 func (d *Dir) Stage(name, language, code, test string, meta Meta, gate string) (Manifest, error) {
+	return d.stage(name, language, code, test, meta, gate, nil)
+}
+
+// stage is Stage, and StageImported with the import's record imp.
+func (d *Dir) stage(name, language, code, test string, meta Meta, gate string, imp *Import) (Manifest, error) {
+	if !isIdent(name) {
+		return Manifest{}, fmt.Errorf("selfcode: stage %q: %w", name, ErrBadName)
+	}
 	if len(code) > MaxSource || len(test) > MaxSource {
 		return Manifest{}, fmt.Errorf("%w: code and test are limited to %d bytes each", ErrTooLarge, MaxSource)
 	}
@@ -219,7 +231,7 @@ func (d *Dir) Stage(name, language, code, test string, meta Meta, gate string) (
 	defer unlock()
 	m := Manifest{
 		Name: name, Version: d.nextVersion(name), Language: language, Meta: meta,
-		Hash: Hash(language, code, test), Gate: gate, ProposedAt: d.now().UTC(), State: StateStaged,
+		Hash: Hash(language, code, test), Gate: gate, ProposedAt: d.now().UTC(), State: StateStaged, Imported: imp,
 	}
 	tmp, err := d.writeVersion(m, code, test)
 	if err != nil {
@@ -418,8 +430,13 @@ func (d *Dir) Rollback(name string) (Manifest, error) {
 		return Manifest{}, err
 	}
 	defer unlock()
+	// Only the archive: the versions an import brought are a record in a
+	// manifest (Manifest.Imported), never approved here, never archived.
 	versions := d.archived(name)
 	if len(versions) == 0 {
+		if live, err := readManifest(d.path(StateLive, name)); err == nil && live.Imported != nil {
+			return Manifest{}, fmt.Errorf("selfcode: %s: %w (the versions it was imported with were approved on another machine, not here)", name, ErrNoVersion)
+		}
 		return Manifest{}, fmt.Errorf("selfcode: %s: %w", name, ErrNoVersion)
 	}
 	m, err := d.swap(opRollback, name, d.archiveDir(name, versions[len(versions)-1]), "", "")

@@ -68,6 +68,9 @@ func ParkedReply(v View) string {
 func renderPromotion(m selfcode.Manifest, p contracts.Proposal) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "New tool: %s (version %d, %s)\n", inert.Name(m.Name), m.Version, inert.Name(m.Language))
+	if m.Imported != nil {
+		renderImport(&b, m.Imported)
+	}
 	fmt.Fprintf(&b, "Description: %s\n", Escape(p.Description))
 	fmt.Fprintf(&b, "Parameters: %s\n", Escape(string(p.Parameters)))
 	caps := "none"
@@ -84,3 +87,21 @@ func renderPromotion(m selfcode.Manifest, p contracts.Proposal) string {
 
 // escapeLines escapes each line of source but keeps the lines (and tabs).
 func escapeLines(src string) string { return inert.Block(src, "") }
+
+// renderImport is the part of a promotion card that says the version came
+// in a bundle from another machine: the bundle's file, which version it was
+// there, and the versions the bundle holds, none approved here. All of it
+// is the bundle's word, hostile text: every value is escaped.
+func renderImport(b *strings.Builder, imp *selfcode.Import) {
+	fmt.Fprintf(b, "Imported from the bundle %s (exported %s, bundle hash %s): version %d there. Not written by the model here; its gate ran here.\n",
+		inert.Name(imp.Bundle), imp.ExportedAt.UTC().Format("2006-01-02 15:04 UTC"), Escape(Bound(imp.BundleHash, 64)), imp.SourceVersion)
+	fmt.Fprintf(b, "The bundle's history (%d version(s), approved on the other machine, not here):\n", len(imp.History))
+	for _, v := range imp.History {
+		by := ""
+		if v.ApprovedBy != "" {
+			by = " by " + Escape(Bound(v.ApprovedBy, 64))
+		}
+		fmt.Fprintf(b, "  v%d %s, approved there %s%s, hash %s\n", v.Version, inert.Name(v.Language),
+			v.ApprovedAt.UTC().Format("2006-01-02 15:04 UTC"), by, Escape(Bound(v.Hash, 64)))
+	}
+}

@@ -34,6 +34,9 @@ type toolVersion struct {
 	Whole      bool           // too large to diff: Old and New are shown whole
 	Old, New   string
 	Same       bool // the code did not change (only the test or the manifest)
+	// Imported is, for a version that came in a bundle, where from and the
+	// bundle's history: records only, never versions a rollback reaches.
+	Imported *core.ToolImport
 }
 
 // toolDiffLine is a line of a diff as the page shows it.
@@ -99,6 +102,7 @@ func toolVersions(p *page, v *selfToolView) {
 			p.t(ver.ApprovedAt)
 		}
 		p.m("</dd>\n<dt>Content hash</dt><dd>").el("code", "hash", ver.Hash).m("</dd>\n</dl>\n")
+		toolImported(p, ver.Imported)
 		toolVersionChange(p, ver)
 		p.m("\n</div>\n")
 	}
@@ -128,4 +132,29 @@ func toolVersionChange(p *page, ver toolVersion) {
 		}
 		p.m("</pre>")
 	}
+}
+
+// toolImported writes where an imported version came from and the
+// bundle's history: every value the bundle held is text from elsewhere.
+func toolImported(p *page, imp *core.ToolImport) {
+	if imp == nil {
+		return
+	}
+	p.m(`<p class="imported">Imported from the bundle `).el("code", "", imp.Bundle).m(` (version `).n(int64(imp.SourceVersion)).
+		m(` there, exported `).t(toolTime(imp.ExportedAt)).m(`); its gate ran here.</p>
+`)
+	if len(imp.History) == 0 {
+		return
+	}
+	p.m(`<details><summary>Its history on the other machine (records only: a rollback never reaches these)</summary>
+<ul class="imported-history">
+`)
+	for _, h := range imp.History {
+		p.m(`<li>version `).n(int64(h.Version)).m(`, `).t(h.Language).m(`, approved there `).t(toolTime(h.ApprovedAt))
+		if h.ApprovedBy != "" {
+			p.m(` by `).t(h.ApprovedBy)
+		}
+		p.m(`, hash `).el("code", "hash", h.Hash).m("</li>\n")
+	}
+	p.m("</ul>\n</details>\n")
 }

@@ -207,7 +207,7 @@ func (s *Server) selfToolView(ctx context.Context, t core.ToolDetail, state stri
 	for i := len(versions) - 1; i >= 0; i-- {
 		cur := versions[i]
 		row := toolVersion{Version: cur.Version, State: cur.State, ProposedAt: toolTime(cur.ProposedAt),
-			ApprovedAt: toolTime(cur.ApprovedAt), ApprovedBy: cur.ApprovedBy, Hash: cur.Hash}
+			ApprovedAt: toolTime(cur.ApprovedAt), ApprovedBy: cur.ApprovedBy, Hash: cur.Hash, Imported: cur.Imported}
 		if i == 0 {
 			row.First = true
 		} else {

@@ -330,3 +330,27 @@ func TestToolPageWholeVersions(t *testing.T) {
 	}
 	toolNoRaw(t, "the tool page", body)
 }
+
+// TestToolPageImportedVersion: a version that came in a bundle says where
+// from, and lists the bundle's history as records a rollback never
+// reaches; every value the bundle held is text, inert.
+func TestToolPageImportedVersion(t *testing.T) {
+	f, pt := newToolsFixture(t, true)
+	v := toolFixtureDetail("word_count", 3, "def run(text):\n    return 'imported'\n")
+	v.Imported = &core.ToolImport{Bundle: "<b>word_count</b>.json\u202e", BundleHash: "abc", ExportedAt: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC),
+		SourceVersion: 7, History: []core.ToolImportedVersion{
+			{Version: 6, Language: "starlark", Hash: "h6", ApprovedAt: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC), ApprovedBy: "<script>x</script>"},
+			{Version: 7, Language: "starlark", Hash: "h7", ApprovedAt: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)},
+		}}
+	pt.versions["word_count"] = append(pt.versions["word_count"], v)
+	cookie := f.login(t, nil)
+	resp, body := f.req(t, "GET", "/tools/word_count", map[string]string{"s": cookie}, "")
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET: %d", resp.StatusCode)
+	}
+	wantIn(t, "imported version", body, "Imported from the bundle <code>&lt;b&gt;word_count&lt;/b&gt;.json",
+		"(version 7 there, exported 2026-11-30", "a rollback never reaches these", "version 6, starlark, approved there 2026-11-01",
+		"by &lt;script&gt;x&lt;/script&gt;", `<code class="hash">h7</code>`)
+	wantOut(t, "imported version", body, "<script>x", "<b>word_count", "\u202e")
+	toolNoRaw(t, "the tool page", body)
+}
