@@ -53,7 +53,8 @@ func NewDaemon(a *App, listen string) (*Daemon, error) {
 		return nil, err
 	}
 	api, err := web.New(web.Options{Chat: a.Core, Approvals: a.Core, Tools: a.Core, Skills: a, Settings: a, Audit: a.Core, Memory: a.Core, Schedules: a, Usage: a.Core, Token: token, Logger: a.Log,
-		Conversations: a.Core, Sessions: a.Store, SessionIdle: cfg.Server.SessionIdle.D(), AllowedHosts: allowedHosts(listen, cfg.Server.AllowedHosts)})
+		Conversations: a.Core, Sessions: a.Store, SessionIdle: cfg.Server.SessionIdle.D(), AllowedHosts: allowedHosts(listen, cfg.Server.AllowedHosts),
+		Metrics: a.metrics()})
 	if err != nil {
 		return nil, err
 	}

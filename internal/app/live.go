@@ -22,9 +22,12 @@ import (
 // liveModel is the core's model: the current provider chain, swapped when
 // the config changes, so a switch of provider or model applies from the
 // next model call without a restart.
-type liveModel struct{ chain atomic.Pointer[broker.Chain] }
+type liveModel struct {
+	chain atomic.Pointer[broker.Chain]
+	stats broker.Stats // every chain's provider attempts, for /metrics (metrics.go)
+}
 
-func (m *liveModel) set(c *broker.Chain) { m.chain.Store(c) }
+func (m *liveModel) set(c *broker.Chain) { m.chain.Store(c.WithStats(&m.stats)) }
 
 func (m *liveModel) Complete(ctx context.Context, req contracts.Request, onText func(string)) (contracts.Completion, error) {
 	return m.chain.Load().Complete(ctx, req, onText)

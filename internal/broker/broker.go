@@ -63,6 +63,9 @@ type Options struct {
 	// waiting, at which host, and for what. Zero means a tenth of the time
 	// left when the call starts, at most MaxAnswerMargin.
 	AnswerMargin time.Duration
+	// Stats, when set, counts each provider attempt: its outcome and how
+	// long it took (stats.go).
+	Stats *Stats
 }
 
 // MaxAnswerMargin bounds the default Options.AnswerMargin.
@@ -211,7 +214,9 @@ func (c *Chain) try(ctx context.Context, p provider.Provider, req contracts.Requ
 				onText(d)
 			}
 		}
+		began := time.Now()
 		comp, err := p.Complete(ctx, req, sink)
+		c.opts.Stats.Observe(p.Name(), time.Since(began), err)
 		if err == nil {
 			return comp, attempt, nil
 		}

@@ -2,8 +2,9 @@
 // behind a bearer token or a browser's session (session.go). It reaches
 // the agent only through the core's calls; it holds no model credential
 // and renders nothing the model could word as an approval. Every API
-// answer is JSON, an unclean path included; the UI's pages are HTML the
-// daemon writes (pages.go). It answers only to the hosts the owner
+// answer is JSON, an unclean path included, but /metrics, which is the
+// Prometheus text format (metrics.go); the UI's pages are HTML the daemon
+// writes (page_*.go). It answers only to the hosts the owner
 // allows, and never to another origin. The server's limits (timeouts,
 // header and body caps, the connection cap of Listener) are in server.go.
 package web
@@ -98,6 +99,7 @@ type Options struct {
 	Schedules ScheduleKeeper // the schedules and their inbox (schedules.go); nil: none
 	Memory    Memory         // the remembered facts (memory.go); nil: none
 	Usage     UsageReader    // spend by day, model and chat, budgets (usage.go); nil: none
+	Metrics   Metrics        // GET /metrics, the Prometheus text format (metrics.go); nil: none
 	Token     string         // the bearer token every /api call must carry
 	Logger    *slog.Logger
 	Health    func() map[string]any // extra fields for /healthz; nil for none
@@ -168,6 +170,7 @@ func New(opts Options) (*Server, error) {
 	s.routeSchedules(mux, opts.Schedules)
 	s.routeMemory(mux, opts.Memory)
 	s.routeUsage(mux, opts.Usage)
+	s.routeMetrics(mux, opts.Metrics)
 	noEndpoint := s.auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
 	}))
