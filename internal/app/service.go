@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -213,9 +212,9 @@ func (h serviceHost) plan(homeOf func() (string, error), o installOptions) (unit
 	if err != nil {
 		return fail("the home %s: %v; run `shelldon init` as %s first", home, err, owner.Username)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && strconv.FormatUint(uint64(st.Uid), 10) != owner.Uid {
+	if uid, ok := fileOwner(fi); ok && strconv.FormatUint(uint64(uid), 10) != owner.Uid {
 		return fail("the home %s is owned by uid %d, not %s, who the service runs as: it could not write it (chown -R %s %s)",
-			home, st.Uid, owner.Username, owner.Username, shellQuote(home))
+			home, uid, owner.Username, owner.Username, shellQuote(home))
 	}
 	// Loaded with what the service's environment will hold: a key set only
 	// in this shell is not the service's.
