@@ -22,6 +22,7 @@ func TestUpdateConfigRefusesOwnerKeys(t *testing.T) {
 		`{"sandbox":{"allow_degraded":true}}`, `{"workspace":"/"}`, `{"server":{"listen":"0.0.0.0:7433"}}`,
 		`{"telegram":{"api_base":"http://evil.example"}}`, `{"provider":{"api_key_env":"TELEGRAM_BOT_TOKEN"}}`,
 		`{"budget":{"daily_usd":"1000"}}`, `{"budget":{"daily_turns":10000}}`, `{"schedules":{"quiet_hours":""}}`,
+		`{"http":{"allow_hosts":[{"host":"192.168.1.10","ports":[80]}]}}`, // the owner's network (issue 19)
 	} {
 		t.Run(changes, func(t *testing.T) {
 			t.Parallel()

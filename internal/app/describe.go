@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/shelldon/shelldon/internal/config"
 	"github.com/shelldon/shelldon/internal/contracts"
@@ -24,6 +25,9 @@ type describer struct {
 	workspace string
 	home      string
 	environ   []string
+	// lan returns the owner's http.allow_hosts in force, for http_get's
+	// card; nil means none.
+	lan func() netguard.LAN
 }
 
 func (d describer) describe(ctx context.Context, call contracts.ToolCall) []string {
@@ -49,7 +53,11 @@ func (d describer) describe(ctx context.Context, call contracts.ToolCall) []stri
 		// The URL as it will be requested, from the URL alone: nothing is
 		// looked up or contacted before the owner decides (see
 		// netguard.Card).
-		card, err := netguard.DescribeURL(str("url"))
+		var lan netguard.LAN
+		if d.lan != nil {
+			lan = d.lan()
+		}
+		card, err := lan.DescribeURL(str("url"))
 		if err != nil {
 			return []string{"Would be refused: " + err.Error()}
 		}
@@ -80,4 +88,24 @@ func (d describer) describe(ctx context.Context, call contracts.ToolCall) []stri
 		}
 	}
 	return nil
+}
+
+// lan is the owner's http.allow_hosts in force, for http_get's card; nil
+// before a config is in force.
+func (a *App) lan() netguard.LAN {
+	if cfg := a.current(); cfg != nil {
+		return cfg.LAN()
+	}
+	return nil
+}
+
+// onNetwork names the entry of the owner's http.allow_hosts that lists
+// host by name (what a self-coded tool's CAPABILITIES hold), for its
+// promotion card; "" when none does.
+func (a *App) onNetwork(host string) string {
+	var rules []string
+	for _, r := range a.lan().For(host) {
+		rules = append(rules, r.String())
+	}
+	return strings.Join(rules, "; ")
 }

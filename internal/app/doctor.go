@@ -52,6 +52,8 @@ func (e cmdEnv) doctorCmd() *cobra.Command {
 			d.checkDisk(cfg)
 			d.checkPython(cmd.Context())
 			d.checkTelegram(cmd.Context(), cfg)
+			d.checkGitRemotes(cmd.Context(), cfg) // doctorgit.go
+			d.checkLANHosts(cfg)                  // doctorlan.go
 			d.checkServer(cfg)
 			if d.failed > 0 {
 				return exitError{code: exitFail, msg: fmt.Sprintf("%d check(s) failed", d.failed)}

@@ -123,7 +123,12 @@ func buildTools(job contracts.Job, d worker.Daemon) (*worker.Registry, func(), e
 			runner.Known(sandbox.TierOf(job.SandboxLayers))
 		}
 	}}
-	if err := risky.Register(reg, risky.Env{Workspace: ws, Sandbox: sb, AllowDegraded: job.AllowDegraded, MinFreeDisk: job.MinFreeDisk, Config: d, Providers: job.Providers}); err != nil {
+	lan, err := lanOf(job.LANHosts)
+	if err != nil {
+		ws.Close()
+		return nil, nil, err
+	}
+	if err := risky.Register(reg, risky.Env{Workspace: ws, Sandbox: sb, AllowDegraded: job.AllowDegraded, MinFreeDisk: job.MinFreeDisk, Config: d, Providers: job.Providers, LAN: lan}); err != nil {
 		ws.Close()
 		return nil, nil, err
 	}
@@ -142,7 +147,7 @@ func buildTools(job contracts.Job, d worker.Daemon) (*worker.Registry, func(), e
 	_, perr := exec.LookPath("python3")
 	finder, _ := d.(worker.ToolFinder) // the daemon's client is one
 	if err := selftools.Register(reg, selftools.Env{Daemon: d, Sandbox: sb, Binary: exe, Tools: job.SelfTools,
-		AllowDegraded: job.AllowDegraded, Python: perr == nil, Search: job.ToolSearch, Finder: finder, PyCache: job.PyGateCache}); err != nil {
+		AllowDegraded: job.AllowDegraded, Python: perr == nil, Search: job.ToolSearch, Finder: finder, PyCache: job.PyGateCache, LAN: lan}); err != nil {
 		ws.Close()
 		return nil, nil, err
 	}

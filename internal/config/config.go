@@ -164,6 +164,8 @@ type Config struct {
 	Budget    BudgetConfig    `yaml:"budget"`    // budget.go
 	Schedules SchedulesConfig `yaml:"schedules"` // budget.go
 	Log       LogConfig       `yaml:"log"`
+	Git       GitConfig       `yaml:"git"`  // git.go
+	HTTP      HTTPConfig      `yaml:"http"` // http.go
 
 	env    map[string]string // the process environment, first mention wins
 	dotenv map[string]string // home/.env

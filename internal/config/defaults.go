@@ -156,6 +156,12 @@ func (c *Config) complete() []error {
 	for _, e := range c.completeBudget() {
 		add(e)
 	}
+	for _, e := range c.completeGit() {
+		add(e)
+	}
+	for _, e := range c.completeHTTP() {
+		add(e)
+	}
 
 	c.Log.Level = strings.ToLower(strings.TrimSpace(c.Log.Level))
 	if c.Log.Level == "" {

@@ -50,6 +50,8 @@ func InitTemplate(kind, model, baseURL, apiKeyEnv string) []byte {
 		"{{env}}", FileEnv,
 		"{{memory}}", memoryKeysDoc(),
 		"{{budget}}", budgetKeysDoc(),
+		"{{git}}", gitKeysDoc(),
+		"{{http}}", httpKeysDoc(),
 	)
 	return []byte(r.Replace(initTemplate))
 }
@@ -221,7 +223,7 @@ skills:
   # The largest file beside a SKILL.md that is listed and read
   # (read_skill_file), 1KiB to 16MiB.
   #max_file_bytes: {{max_file_bytes}}
-{{memory}}{{budget}}
+{{memory}}{{budget}}{{git}}{{http}}
 log:
   # debug, info, warn or error.
   #level: {{level}}

@@ -12,7 +12,8 @@ import (
 // workspace, the server, the sandbox, Telegram, the resource guards such
 // as the skills' sizes, skills.max_skill_bytes and skills.max_file_bytes,
 // the spend budgets budget.* and when self-driven turns run, schedules.*,
-// whether a worker waits started ahead, agent.warm_worker, and where the
+// whether a worker waits started ahead, agent.warm_worker, the hosts of
+// the owner's network http_get may reach, http.allow_hosts, and where the
 // model's requests and the API keys go) is the owner's alone.
 //
 // provider.name and fallback[].name choose among the providers the owner

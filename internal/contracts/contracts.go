@@ -335,6 +335,10 @@ type Job struct {
 	// update_config may choose only among them, and is refused before the
 	// owner is asked otherwise.
 	Providers []string `json:"providers,omitempty"`
+	// LANHosts are the owner's http.allow_hosts: the hosts of the owner's
+	// network that http_get and the self-coded tools granted them may
+	// reach (lan.go).
+	LANHosts []LANHost `json:"lan_hosts,omitempty"`
 }
 
 // ToolEvent reports one tool execution as it happens, for display and audit.

@@ -95,7 +95,7 @@ func BuiltinTools() []BuiltinTool {
 			[]string{"path", "content"}, risky + "write_file.md"},
 		{ToolRunShell, TierRisky, RunsSandbox, "run `/bin/sh -c command` in the sandbox, in the workspace, without network",
 			[]string{"command"}, risky + "run_shell.md"},
-		{ToolHTTPGet, TierRisky, RunsWorker, "fetch a public http(s) URL (never the local network)",
+		{ToolHTTPGet, TierRisky, RunsWorker, "fetch a public http(s) URL, or a host of your network the owner listed (http.allow_hosts)",
 			[]string{"url"}, risky + "http_get.md"},
 		{ToolGit, TierRisky, RunsSandbox, "local git in the workspace: one string, split without a shell, checked option by option",
 			[]string{"args"}, risky + "git.md"},

@@ -84,6 +84,12 @@ type Options struct {
 	// Providers are the names of the providers the owner configured, for
 	// update_config's check in the worker; nil means not known.
 	Providers []string
+	// LANHosts are the owner's http.allow_hosts, passed to each worker for
+	// http_get and the self-coded tools' http; nil lists none.
+	LANHosts []contracts.LANHost
+	// OnNetwork names the http.allow_hosts entry that lists a host a
+	// proposed tool asks for, for its promotion card; nil lists none.
+	OnNetwork func(host string) string
 	// SandboxLayers are the sandbox layers in place, for the workers.
 	SandboxLayers []string
 	// Skills serves the skills tools and the catalog; nil means none.
@@ -334,6 +340,7 @@ func (c *Core) runTurn(ctx context.Context, chat, key, text string, resume *cont
 		Workspace: c.opts.Workspace, Limits: lim, Deadline: started.Add(lim.Budget), Resume: resume,
 		AllowDegraded: tun.AllowDegraded, MinFreeDisk: tun.MinFreeDisk, SkillCatalog: c.catalog(), SandboxLayers: c.opts.SandboxLayers,
 		Providers: tun.Providers, PyGateCache: c.opts.PyGateCache,
+		LANHosts: tun.LANHosts,
 	}
 	job.SelfTools, job.ToolSearch = c.selfTools(text, resume)
 	specs := c.specs.current()
@@ -608,7 +615,8 @@ func (c *Core) tuning() Tuning {
 	defer c.tuneMu.RUnlock()
 	return Tuning{Limits: c.opts.Limits, System: c.opts.System, HistoryChars: c.opts.HistoryChars,
 		ApprovalTTL: c.opts.ApprovalTTL, AllowDegraded: c.opts.AllowDegraded, MinFreeDisk: c.opts.MinFreeDisk,
-		Strikes: c.opts.Strikes, Providers: c.opts.Providers, MemoryBytes: c.opts.MemoryBytes}
+		Strikes: c.opts.Strikes, Providers: c.opts.Providers, MemoryBytes: c.opts.MemoryBytes,
+		LANHosts: c.opts.LANHosts}
 }
 
 // Tuning is what a config change can alter in a running core.
@@ -622,6 +630,8 @@ type Tuning struct {
 	Strikes       int
 	Providers     []string // the names of the owner's providers
 	MemoryBytes   int      // memory.context_bytes; 0: no facts in the prompt
+	// LANHosts are http.allow_hosts; set whole on every Tune (nil: none).
+	LANHosts []contracts.LANHost
 }
 
 // Tune applies new settings from the next turn on.
@@ -631,6 +641,7 @@ func (c *Core) Tune(t Tuning) {
 	c.opts.Limits, c.opts.System, c.opts.AllowDegraded = t.Limits, t.System, t.AllowDegraded
 	c.opts.MinFreeDisk = t.MinFreeDisk
 	c.opts.MemoryBytes = t.MemoryBytes
+	c.opts.LANHosts = t.LANHosts
 	if t.HistoryChars > 0 {
 		c.opts.HistoryChars = t.HistoryChars
 	}

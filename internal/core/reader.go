@@ -83,7 +83,7 @@ func newReader(opts Options, ttl func() time.Duration) (*Reader, error) {
 		promoters[approvals.KindSkill] = opts.Skills
 	}
 	desk, err := approvals.New(approvals.Options{Store: opts.Store, Promoters: promoters, Audit: recorder{r},
-		TTL: ttl, Describe: opts.Describe, Now: r.now, Logger: r.log})
+		TTL: ttl, Describe: opts.Describe, OnNetwork: opts.OnNetwork, Now: r.now, Logger: r.log})
 	if err != nil {
 		return nil, err
 	}

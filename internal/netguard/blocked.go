@@ -22,7 +22,7 @@ func sp(cidr, reason string, local bool) special {
 
 // specialV4 lists the IPv4 ranges refused, most specific first. Sources: the
 // IANA IPv4 Special-Purpose Address Registry (as of 2025) plus multicast,
-// 240/4 and the cloud metadata address. Ranges the registry marks globally
+// 240/4 and the cloud metadata addresses. Ranges the registry marks globally
 // reachable (192.31.196.0/24 AS112, 192.52.193.0/24 AMT, 192.175.48.0/24
 // AS112) are allowed; the two globally reachable anycast addresses inside
 // 192.0.0.0/24 are refused with the rest of that block (no web there).
@@ -34,6 +34,7 @@ func specialV4() []special {
 			sp("255.255.255.255/32", "the broadcast address", true),
 			sp("0.0.0.0/8", `in 0.0.0.0/8 ("this network")`, true),
 			sp("10.0.0.0/8", "a private address (RFC 1918)", true),
+			sp("100.100.100.200/32", "a cloud metadata address (Alibaba Cloud, inside 100.64.0.0/10)", true),
 			sp("100.64.0.0/10", "a carrier-grade NAT address (100.64.0.0/10, RFC 6598)", true),
 			sp("127.0.0.0/8", "a loopback address (this machine)", true),
 			sp("169.254.0.0/16", "a link-local address (169.254.0.0/16, where cloud metadata services live)", true),
@@ -67,6 +68,7 @@ func specialV6() []special {
 			sp("2001::/23", "an IETF protocol assignment (2001::/23)", false),
 			sp("2001:db8::/32", "a documentation address (2001:db8::/32)", false),
 			sp("3fff::/20", "a documentation address (3fff::/20)", false),
+			sp("fd00:ec2::/32", "a cloud metadata range (AWS's instance services, fd00:ec2::/32, inside fc00::/7)", true),
 			sp("fc00::/7", "a unique local address (fc00::/7, the IPv6 private range)", true),
 			sp("fe80::/10", "a link-local address (fe80::/10)", true),
 			sp("fec0::/10", "a site-local address (fec0::/10, deprecated)", true),

@@ -24,7 +24,7 @@ func TestBlocked(t *testing.T) {
 		// 100.64/10
 		{"100.63.255.255", ""},
 		{"100.64.0.0", "carrier-grade NAT"},
-		{"100.100.100.200", "carrier-grade NAT"}, // Alibaba Cloud metadata
+		{"100.100.100.200", "cloud metadata address (Alibaba"}, // Alibaba Cloud metadata
 		{"100.127.255.255", "carrier-grade NAT"},
 		{"100.128.0.0", ""},
 		// 127/8
@@ -166,7 +166,7 @@ func TestBlocked(t *testing.T) {
 		// fc00::/7, fe80::/10, fec0::/10, ff00::/8
 		{"fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "outside 2000::/3"},
 		{"fc00::", "unique local"},
-		{"fd00:ec2::254", "unique local"}, // AWS IPv6 metadata
+		{"fd00:ec2::254", "cloud metadata range (AWS"}, // AWS IPv6 metadata
 		{"fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "unique local"},
 		{"fe00::", "outside 2000::/3"},
 		{"fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "outside 2000::/3"},

@@ -3,6 +3,7 @@ package netguard
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -42,6 +43,11 @@ type Card struct {
 	// none. Non-ASCII characters in it are percent-encoded (UTF-8), as
 	// browsers send them.
 	Query string
+	// LAN is set when the owner's http.allow_hosts lists the URL's host on
+	// its port (by the name or the IP literal the URL holds): the rule, as
+	// LANRule.String renders it. "" otherwise, whatever the name may
+	// resolve to (it is not looked up).
+	LAN string
 	// Warnings say what could make the owner misread where the request
 	// goes or what it carries: mixed scripts, look-alike letters, an
 	// international name, hidden characters encoded in the path or query,
@@ -51,8 +57,15 @@ type Card struct {
 
 // DescribeURL returns the card of rawURL, or CheckURL's refusal. It is a
 // pure function of rawURL: no resolver, no network.
-func DescribeURL(rawURL string) (Card, error) {
-	u, err := CheckURL(rawURL)
+func DescribeURL(rawURL string) (Card, error) { return LAN(nil).DescribeURL(rawURL) }
+
+// DescribeURL is the package's DescribeURL with the owner's LAN list: a
+// URL whose host the list names on its port passes (LAN.CheckURL), and
+// its card says it is on the owner's network. Still no resolver, no
+// network: the card says what the list says of the URL's host, and the
+// dialer checks each address when the approved call runs.
+func (l LAN) DescribeURL(rawURL string) (Card, error) {
+	u, err := l.CheckURL(rawURL)
 	if err != nil {
 		return Card{}, err
 	}
@@ -78,6 +91,12 @@ func DescribeURL(rawURL string) (Card, error) {
 	}
 	c.describeTarget("path", c.Path)
 	c.describeTarget("query", c.Query)
+	p, _ := strconv.ParseUint(c.Port, 10, 16)
+	if r, ok := l.Listed(c.Host, uint16(p)); ok {
+		c.LAN = r.String()
+	} else if ports := l.portsOf(c.Host); ports != "" {
+		c.warnf("%s is listed in http.allow_hosts only for port %s: on port %s it is fetched only if it is a public address", c.Host, ports, c.Port)
+	}
 	return c, nil
 }
 
@@ -111,6 +130,9 @@ func (c Card) Lines() []string {
 		} else {
 			lines = append(lines, "Host, in Unicode: "+c.Unicode)
 		}
+	}
+	if c.LAN != "" {
+		lines = append(lines, "On your network: this URL is on your network (listed in http.allow_hosts: "+c.LAN+")")
 	}
 	for _, w := range c.Warnings {
 		lines = append(lines, "Warning: "+w)

@@ -118,13 +118,17 @@ func isRedirect(code int) bool {
 	return false
 }
 
-// check is CheckURL with the client's AllowAddr applied to IP literals.
+// CheckURL is the package's CheckURL with the client's LAN list (and, in
+// tests, its AllowAddr) applied: what Get would refuse before dialing.
+func (c *Client) CheckURL(raw string) (*url.URL, error) { return c.check(raw) }
+
+// check is CheckURL with the client's LAN list and AllowAddr applied.
 func (c *Client) check(raw string) (*url.URL, error) {
 	u, err := parseURL(raw)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkHost(u, c.opts.AllowAddr); err != nil {
+	if err := checkHost(u, c.opts.AllowAddr, c.opts.LAN); err != nil {
 		return nil, err
 	}
 	return u, nil
@@ -215,15 +219,18 @@ func (c *Client) dialContext(ctx context.Context, network, addr string) (net.Con
 	d := &net.Dialer{
 		Resolver: c.opts.Resolver,
 		Control: func(network, address string, _ syscall.RawConn) error {
-			return c.control(network, address, want.port)
+			return c.control(network, address, want)
 		},
 	}
 	return d.DialContext(ctx, network, addr)
 }
 
 // control runs after the socket is created and before connect(2), once per
-// address tried: it is the check that counts.
-func (c *Client) control(network, address, wantPort string) error {
+// address tried: it is the check that counts. want is the hop being
+// fetched: its port is the only one dialed, and its host is what the LAN
+// rules apply to (each redirect hop with its own).
+func (c *Client) control(network, address string, want hop) error {
+	wantPort := want.port
 	if network != "tcp4" && network != "tcp6" {
 		return refusef("refused a %s connection to %s; only TCP is used", network, address)
 	}
@@ -237,12 +244,34 @@ func (c *Client) control(network, address, wantPort string) error {
 		return refusef("refused a connection to %s: the URL's port is %s", ap, wantPort)
 	}
 	if c.opts.AllowAddr == nil || !c.opts.AllowAddr(ap) {
-		if reason, local, blocked := classify(ip); blocked {
-			return blockedError(ip.String(), reason, local)
+		judged := ip
+		if c.opts.JudgeAs != nil {
+			judged = c.opts.JudgeAs(ip).WithZone("").Unmap()
+		}
+		if reason, local, blocked := classify(judged); blocked && !c.opts.LAN.allows(want.host, judged, ap.Port()) {
+			return c.lanRefusal(blockedError(judged.String(), reason, local), want, judged, ap.Port())
 		}
 	}
 	if c.testHookDial != nil {
 		return c.testHookDial(ap)
 	}
 	return nil
+}
+
+// lanRefusal adds to the refusal of a blocked address what the owner's
+// LAN list says of the hop, when it lists the hop's host.
+func (c *Client) lanRefusal(err error, want hop, ip netip.Addr, port uint16) error {
+	ports := c.opts.LAN.portsOf(want.host)
+	if ports == "" {
+		return err
+	}
+	var r *refusal
+	errors.As(err, &r)
+	if !lanAddr(ip) {
+		return refusef("%s (%s is listed in http.allow_hosts, but no list reaches that address)", r.msg, want.host)
+	}
+	if _, ok := c.opts.LAN.Listed(want.host, port); !ok {
+		return refusef("%s (%s is listed in http.allow_hosts only for port %s)", r.msg, want.host, ports)
+	}
+	return refusef("%s (%s is listed in http.allow_hosts, but not at this address)", r.msg, want.host)
 }

@@ -95,7 +95,7 @@ func TestControl(t *testing.T) {
 		{"tcp6", "[::ffff:127.0.0.1]:8080", "8080", ""},
 	}
 	for _, tc := range cases {
-		err := c.control(tc.network, tc.address, tc.port)
+		err := c.control(tc.network, tc.address, hop{host: "example.com", port: tc.port})
 		if tc.want == "" {
 			if err != nil {
 				t.Errorf("control(%s, %s) = %v, want nil", tc.network, tc.address, err)

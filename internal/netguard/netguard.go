@@ -15,6 +15,11 @@
 // port, the path and query as sent), because a DNS query made while a call
 // waits for the owner would carry data out whatever the owner decides.
 //
+// Hosts of the owner's own network are refused too, except those the owner
+// listed (Options.LAN, http.allow_hosts), on the ports listed; a rule
+// applies by the URL's host, and loopback, link-local and the metadata
+// ranges stay refused whatever it says (see LANRule).
+//
 // Other rules: http and https only; no credentials in URLs; redirects
 // followed by hand, each hop checked again; no proxy from the environment; no
 // cookies; the body capped while it streams, on decoded bytes.
@@ -63,6 +68,16 @@ type Options struct {
 	// Resolver resolves host names at dial time; nil means
 	// net.DefaultResolver.
 	Resolver *net.Resolver
+	// LAN is the owner's http.allow_hosts: the hosts on the owner's
+	// network that may be reached (see LANRule); nil reaches none. It
+	// comes from the owner's config, never from the model.
+	LAN LAN
+	// JudgeAs, for tests only, is the address a dialed address is judged
+	// as (e.g. 127.0.0.1 as 192.168.1.10), so that a loopback server can
+	// stand in for a host of the owner's network; the connection still
+	// goes to the real address. It sees the unmapped address. nil in
+	// production.
+	JudgeAs func(netip.Addr) netip.Addr
 }
 
 // Response is the outcome of a fetch.

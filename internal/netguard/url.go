@@ -42,7 +42,22 @@ func CheckURL(raw string) (*url.URL, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkHost(u, nil); err != nil {
+	if err := checkHost(u, nil, nil); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// CheckURL is the package's CheckURL with the owner's LAN list applied: an
+// IP literal it lists on the URL's port, and a name it lists (whatever
+// its form: nas.lan, a single label, *.home.arpa), pass the early checks.
+// The dialer still checks every address actually dialed.
+func (l LAN) CheckURL(raw string) (*url.URL, error) {
+	u, err := parseURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkHost(u, nil, l); err != nil {
 		return nil, err
 	}
 	return u, nil
@@ -246,26 +261,39 @@ func effectivePort(u *url.URL) string {
 }
 
 // checkHost applies the address and local-name policy to a URL from
-// parseURL. allow, when not nil, lets IP literals through (tests).
-func checkHost(u *url.URL, allow func(netip.AddrPort) bool) error {
+// parseURL. allow, when not nil, lets IP literals through (tests); lan
+// lets through what the owner listed (LAN.CheckURL).
+func checkHost(u *url.URL, allow func(netip.AddrPort) bool, lan LAN) error {
 	host := u.Hostname()
+	p, _ := strconv.ParseUint(effectivePort(u), 10, 16)
+	port := uint16(p)
 	if addr, err := netip.ParseAddr(host); err == nil {
-		if allow != nil {
-			port, _ := strconv.ParseUint(effectivePort(u), 10, 16)
-			if allow(netip.AddrPortFrom(addr.Unmap(), uint16(port))) {
-				return nil
-			}
+		if allow != nil && allow(netip.AddrPortFrom(addr.Unmap(), port)) {
+			return nil
+		}
+		if lan.allows(host, addr, port) {
+			return nil
 		}
 		if reason, local, blocked := classify(addr); blocked {
 			shown := addr.String()
 			if addr.Is4In6() {
 				shown = fmt.Sprintf("%s (that is, %s)", addr, addr.Unmap())
 			}
-			return blockedError(shown, reason, local)
+			err := blockedError(shown, reason, local)
+			if ports := lan.portsOf(host); ports != "" && lanAddr(addr.Unmap()) {
+				return refusef("%s (it is listed in http.allow_hosts only for port %s)", err.(*refusal).msg, ports)
+			}
+			return err
 		}
 		return nil
 	}
+	if _, ok := lan.Listed(host, port); ok {
+		return nil
+	}
 	if why := localName(host); why != "" {
+		if ports := lan.portsOf(host); ports != "" {
+			return refusef("%s is listed in http.allow_hosts only for port %s", host, ports)
+		}
 		return refusef("%s %s; shelldon does not fetch from the local network", host, why)
 	}
 	return nil

@@ -90,7 +90,7 @@ var checkURLCases = []struct {
 	{raw: "http://[::127.0.0.1]/", refused: "IPv4-compatible"},
 	{raw: "http://[64:ff9b::a9fe:a9fe]/", refused: "NAT64 address embedding 169.254.169.254"},
 	{raw: "http://[2002:7f00:1::]/", refused: "6to4 address embedding 127.0.0.1"},
-	{raw: "http://[fd00:ec2::254]/", refused: "unique local"},
+	{raw: "http://[fd00:ec2::254]/", refused: "cloud metadata range"},
 	{raw: "http://[fe80::1]/", refused: "link-local"},
 	{raw: "http://[127.0.0.1]/", refused: "not a valid URL"},
 	{raw: "http://[::1/", refused: "not a valid URL"},

@@ -115,8 +115,12 @@ type Options struct {
 	// Describe adds the daemon's own facts to the rendering of a call (the
 	// resolved path, a URL's host); nil adds nothing.
 	Describe func(ctx context.Context, call contracts.ToolCall) []string
-	Now      func() time.Time
-	Logger   *slog.Logger
+	// OnNetwork says, for a host a proposed tool asks for in its
+	// CAPABILITIES, the owner's http.allow_hosts entry that lists it (the
+	// daemon's rendering), or ""; nil lists none.
+	OnNetwork func(host string) string
+	Now       func() time.Time
+	Logger    *slog.Logger
 }
 
 // Desk holds the requests waiting for the owner and carries out the
@@ -127,6 +131,7 @@ type Desk struct {
 	audit     Recorder
 	ttl       func() time.Duration
 	describe  func(ctx context.Context, call contracts.ToolCall) []string
+	onNetwork func(host string) string
 	now       func() time.Time
 	log       *slog.Logger
 }
@@ -137,7 +142,7 @@ func New(opts Options) (*Desk, error) {
 		return nil, errors.New("approvals: a store and a recorder are required")
 	}
 	d := &Desk{st: opts.Store, promoters: opts.Promoters, audit: opts.Audit, ttl: opts.TTL,
-		describe: opts.Describe, now: opts.Now, log: opts.Logger}
+		describe: opts.Describe, onNetwork: opts.OnNetwork, now: opts.Now, log: opts.Logger}
 	if d.now == nil {
 		d.now = time.Now
 	}
@@ -189,7 +194,7 @@ func (d *Desk) Park(ctx context.Context, chat string, turn int64, p contracts.Pe
 // request's arguments args) that turn of chat proposed from p.
 func (d *Desk) Propose(ctx context.Context, chat string, turn int64, m selfcode.Manifest, args string, p contracts.Proposal) (View, error) {
 	return d.file(ctx, store.Approval{Kind: KindPromotion, Chat: chat, Turn: turn, Tool: m.Name, Args: args,
-		ArgsHash: m.Hash, Summary: renderPromotion(m, p)})
+		ArgsHash: m.Hash, Summary: renderPromotion(m, p, d.onNetwork)})
 }
 
 // SkillDraft is a skill the agent drafted (a new one or a change), as the

@@ -64,8 +64,10 @@ func ParkedReply(v View) string {
 		v.ID, v.ExpiresAt.Local().Format("15:04"), v.Summary)
 }
 
-// renderPromotion is the owner's view of a proposed tool: all of it, escaped.
-func renderPromotion(m selfcode.Manifest, p contracts.Proposal) string {
+// renderPromotion is the owner's view of a proposed tool: all of it,
+// escaped. onNetwork (nil: none) names the owner's http.allow_hosts entry
+// of each host the tool asks for that is on the owner's network.
+func renderPromotion(m selfcode.Manifest, p contracts.Proposal, onNetwork func(host string) string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "New tool: %s (version %d, %s)\n", inert.Name(m.Name), m.Version, inert.Name(m.Language))
 	if m.Imported != nil {
@@ -79,6 +81,13 @@ func renderPromotion(m selfcode.Manifest, p contracts.Proposal) string {
 		caps = string(raw)
 	}
 	fmt.Fprintf(&b, "Capabilities: %s\n", Escape(caps))
+	if onNetwork != nil {
+		for _, h := range p.Capabilities["http"] {
+			if rule := onNetwork(h); rule != "" {
+				fmt.Fprintf(&b, "On your network: %s is a host of your network (listed in http.allow_hosts: %s); the tool may reach it there, on those ports only\n", Escape(h), Escape(rule))
+			}
+		}
+	}
 	fmt.Fprintf(&b, "Content hash: %s\n", m.Hash)
 	fmt.Fprintf(&b, "Gate: %s\n", Escape(p.Gate))
 	fmt.Fprintf(&b, "--- code (%d bytes) ---\n%s\n--- test (%d bytes) ---\n%s", len(p.Code), escapeLines(p.Code), len(p.Test), escapeLines(p.Test))

@@ -35,6 +35,12 @@ func parseGit(args string) (gitguard.Command, error) {
 	if err != nil {
 		return gitguard.Command{}, err
 	}
+	if gitguard.IsNet(argv) {
+		// gitguard.ParseNet checks these against the owner's git.remotes;
+		// the path that runs them (the remote's credential and network
+		// served from outside the sandbox) is not in the worker yet.
+		return gitguard.Command{}, fmt.Errorf("git %s: %w: network commands reach only the remotes the owner configured (git.remotes), and this build does not run them from the git tool yet", argv[0], gitguard.ErrRefused)
+	}
 	return gitguard.Parse(argv, workspace.CheckName)
 }
 

@@ -25,7 +25,7 @@ const maxBody = 256 << 10
 func httpGetTool(env Env) (*worker.Tool, error) {
 	client := env.HTTP
 	if client == nil {
-		client = netguard.NewClient(netguard.Options{MaxBytes: maxBody})
+		client = netguard.NewClient(netguard.Options{MaxBytes: maxBody, LAN: env.LAN})
 	}
 	t, err := worker.NewBuiltin(contracts.ToolHTTPGet, httpGetDescription,
 		func(ctx context.Context, in httpGetArgs) (string, error) {
@@ -39,8 +39,11 @@ func httpGetTool(env Env) (*worker.Tool, error) {
 		return nil, err
 	}
 	t.Guard = "the network guard (public addresses only)"
+	if len(env.LAN) > 0 {
+		t.Guard = "the network guard (public addresses, and the hosts of your network listed in http.allow_hosts)"
+	}
 	t.Check = decodeCheck(func(in httpGetArgs) error {
-		_, err := netguard.CheckURL(in.URL)
+		_, err := client.CheckURL(in.URL)
 		return err
 	})
 	return t, nil

@@ -35,8 +35,13 @@ type Env struct {
 	// sandboxed command: it does not start, or is stopped, when the
 	// workspace's file system has less free space. 0 means no check.
 	MinFreeDisk uint64
-	// HTTP is http_get's client; nil means the default SSRF-safe one.
+	// HTTP is http_get's client; nil means the default SSRF-safe one,
+	// reaching the hosts of LAN besides public ones.
 	HTTP *netguard.Client
+	// LAN is the owner's http.allow_hosts (from the job the daemon wrote,
+	// never from the model): the hosts of the owner's network http_get may
+	// reach. Used when HTTP is nil.
+	LAN netguard.LAN
 	// Config applies an approved update_config (the daemon).
 	Config Configurer
 	// Providers are the names of the providers the owner configured, for

@@ -245,7 +245,7 @@ func grantedHTTP(hosts []string, client *netguard.Client) func(ctx context.Conte
 		if len(rawURL) > MaxURL {
 			return 0, nil, fmt.Errorf("http: the URL is %d bytes long; the limit is %d", len(rawURL), MaxURL)
 		}
-		u, err := netguard.CheckURL(rawURL)
+		u, err := client.CheckURL(rawURL) // with the owner's LAN list, if any
 		if err != nil {
 			return 0, nil, err
 		}

@@ -80,6 +80,10 @@ type Env struct {
 	// inject one whose resolver and AllowAddr serve a test host from
 	// loopback; it must not follow redirects either.
 	HTTP *netguard.Client
+	// LAN is the owner's http.allow_hosts, for the default HTTP client: a
+	// tool granted a host of the owner's network reaches it only when the
+	// owner listed it there (on its ports, at its addresses).
+	LAN netguard.LAN
 	// PyCache is the directory of the Python gate's code cache
 	// (pytool.BuildGateCache), which the daemon writes and every sandbox
 	// sees read-only; "" for none (the gate compiles its scripts).
@@ -234,7 +238,7 @@ func Register(reg *worker.Registry, env Env) error {
 		return err
 	}
 	if env.HTTP == nil {
-		env.HTTP = netguard.NewClient(netguard.Options{MaxBytes: MaxHTTPBody, MaxRedirects: -1})
+		env.HTTP = netguard.NewClient(netguard.Options{MaxBytes: MaxHTTPBody, MaxRedirects: -1, LAN: env.LAN})
 	}
 	for _, st := range env.Tools {
 		if _, taken := reg.Get(st.Name); taken {
