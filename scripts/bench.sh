@@ -408,7 +408,14 @@ allocation 83 → 58 KB a minute. The web UI (issue 16) added about 0.35 MiB (it
 with its neighbours) and 0.8 MiB to the stripped binary; written with html/template it had
 added 1.7 MiB and 3.5 MB (its init, and the methods the linker keeps for a template's
 reflection), which is why its pages are written by Go code (\`internal/transport/web/html.go\`;
-a repo test keeps html/template out of the binary).
+a repo test keeps html/template out of the binary). Issue 18 (the service, backup, restore,
+completion and tool-bundle commands, \`/metrics\`) and issue 19's LAN rules added about 0.6
+MiB more, all of it file-backed (RssAnon unchanged): code paged in when the daemon builds its
+commands and its metrics collector at start (measured by hand: \`shelldon serve\` started on a
+fresh home, warm worker off, VmRSS after 3 s, three starts per build, builds interleaved).
+\`/metrics\` first read the Go runtime's figures through \`runtime/metrics\`, whose init (0.2
+ms, 95 allocations) ran in every process of the binary, each turn's worker included, and cost
+the idle daemon about 0.25 MiB; it uses \`runtime.ReadMemStats\` now.
 
 The Python gate: one python3 inside the gate's sandbox, started by the sandbox helper itself
 (no second start of the binary), reading the gate's scripts compiled ahead by the daemon
