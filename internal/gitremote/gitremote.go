@@ -20,8 +20,6 @@ import (
 	"os/exec"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Remote is a configured remote as this package needs it.
@@ -75,16 +73,10 @@ func Command(ctx context.Context, r Remote, home string, args ...string) (*exec.
 	var closeFn = func() {}
 	var extra []*os.File
 	if r.Token != "" {
-		fd, err := unix.MemfdCreate("shelldon-git-token", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+		f, err := sealedToken(r.Token)
 		if err != nil {
-			return nil, nil, fmt.Errorf("gitremote: memfd: %w", err)
+			return nil, nil, err
 		}
-		f := os.NewFile(uintptr(fd), "token")
-		if _, err := f.WriteString(r.Token); err != nil {
-			f.Close()
-			return nil, nil, fmt.Errorf("gitremote: memfd: %w", err)
-		}
-		_, _ = unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_GROW|unix.F_SEAL_SHRINK|unix.F_SEAL_SEAL)
 		extra = []*os.File{f}
 		closeFn = func() { f.Close() }
 		// Scoped to the remote's URL: git consults it only for that
