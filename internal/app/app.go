@@ -71,9 +71,12 @@ type App struct {
 	// settings API, an approved update_config): each is prepared from
 	// the files and written whole, one at a time.
 	settingsMu sync.Mutex
-	onToken    func(token string) // the API takes a new token (OnAPIToken)
-	sched      *scheduleDesk      // the schedules (schedules.go), made once by schedules()
-	schedOnce  sync.Once
+	// gitMu serializes the daemon's use of its git mirrors (gitmirror.go):
+	// each use rewrites a mirror's configuration first.
+	gitMu     sync.Mutex
+	onToken   func(token string) // the API takes a new token (OnAPIToken)
+	sched     *scheduleDesk      // the schedules (schedules.go), made once by schedules()
+	schedOnce sync.Once
 }
 
 // Mode says what a command needs of the App.
@@ -174,8 +177,14 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 	}
 	a.skillLib = skills
 	pyCache := a.pyGateCache(cfg)
+	readOnly := []string{tools.LiveDir(), pyCache}
+	if mirrors, err := ensureGitMirrors(cfg); err == nil { // gitmirror.go
+		readOnly = append(readOnly, mirrors)
+	} else {
+		log.Warn("git fetch, pull and push are unavailable", "err", err)
+	}
 	var spawner core.Spawner = &core.SandboxSpawner{Runner: runner, Path: exe, Args: childproc.WorkerArgs,
-		Env: core.WorkerEnv(environ), Workspace: cfg.Workspace, ReadOnly: []string{tools.LiveDir(), pyCache}, Logger: log}
+		Env: core.WorkerEnv(environ), Workspace: cfg.Workspace, ReadOnly: readOnly, Logger: log}
 	if runtime.GOOS != "linux" {
 		log.Warn("no sandbox on " + runtime.GOOS + ": each turn's worker runs as a plain child process, and tools that run model-chosen code refuse to run")
 		spawner = &core.ExecSpawner{Path: exe, Args: childproc.WorkerArgs, Env: core.WorkerEnv(environ), Logger: log}
@@ -203,7 +212,7 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 		AllowDegraded: cfg.Sandbox.AllowDegraded,
 		MinFreeDisk:   uint64(cfg.Sandbox.MinFreeDisk),
 		MemoryBytes:   int(cfg.Memory.ContextBytes),
-		Describe:      describer{workspace: cfg.Workspace, home: cfg.Home, environ: environ, lan: a.lan}.describe,
+		Describe:      describer{workspace: cfg.Workspace, home: cfg.Home, environ: environ, lan: a.lan, remotes: a.remotes, git: a.sandboxGit}.describe,
 		Configure:     a.configure,
 		Schedules:     a.schedules(),
 		Tools:         tools,
@@ -214,6 +223,9 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 		Budget:        new(cfg.Budgets()),
 		Providers:     providerNames(cfg),
 		LANHosts:      cfg.LANHosts(),
+		GitRemotes:    gitRemotes(cfg),
+		GitFetch:      a.gitFetch,
+		GitPush:       a.gitPush,
 		OnNetwork:     a.onNetwork,
 		System:        cfg.Agent.SystemPrompt,
 		Workspace:     cfg.Workspace,

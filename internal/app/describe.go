@@ -9,6 +9,7 @@ import (
 
 	"github.com/shelldon/shelldon/internal/config"
 	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/gitguard"
 	"github.com/shelldon/shelldon/internal/netguard"
 	"github.com/shelldon/shelldon/internal/worker/risky"
 	"github.com/shelldon/shelldon/internal/workspace"
@@ -28,6 +29,13 @@ type describer struct {
 	// lan returns the owner's http.allow_hosts in force, for http_get's
 	// card; nil means none.
 	lan func() netguard.LAN
+	// remotes returns the owner's git.remotes in force, for git fetch
+	// and pull's card; nil means none.
+	remotes func() []gitguard.Remote
+	// git runs a guarded git command line in the workspace, in the
+	// sandbox, with a remote's mirror visible (App.sandboxGit), for the
+	// push card; nil means the card cannot list commits.
+	git func(ctx context.Context, argv []string, mirror string) (string, error)
 }
 
 func (d describer) describe(ctx context.Context, call contracts.ToolCall) []string {
@@ -63,6 +71,20 @@ func (d describer) describe(ctx context.Context, call contracts.ToolCall) []stri
 		}
 		return card.Lines()
 	case contracts.ToolGit:
+		var remotes []gitguard.Remote
+		if d.remotes != nil {
+			remotes = d.remotes()
+		}
+		if nc, ok, err := risky.GitNet(str("args"), remotes); ok {
+			if err != nil {
+				return []string{"Would be refused: " + err.Error()}
+			}
+			lines := append([]string{"Runs exactly: " + gitguard.RenderNet(nc)}, gitguard.NetCard(nc)...)
+			if nc.Sub == "push" {
+				return append(lines, d.pushCard(ctx, nc)...)
+			}
+			return append(lines, "shelldon fetches from the remote into its own copy ("+filepath.Join(gitMirrors(d.home), nc.Remote.Name+".git")+"), outside the sandbox, with the remote's credential offered to that host only; git in the sandbox, with no network, then fetches from that copy into "+d.workspace)
+		}
 		argv, err := risky.GitArgv(str("args"))
 		if err != nil {
 			return []string{"Would be refused: " + err.Error()}

@@ -74,7 +74,7 @@ func (a *App) install(cfg *config.Config, providers []provider.Provider) {
 		System: cfg.Agent.SystemPrompt, HistoryChars: cfg.Agent.HistoryChars, ApprovalTTL: cfg.Approvals.TTL.D(),
 		AllowDegraded: cfg.Sandbox.AllowDegraded, MinFreeDisk: uint64(cfg.Sandbox.MinFreeDisk), Strikes: cfg.Selfcode.Strikes,
 		Providers: providerNames(cfg), MemoryBytes: int(cfg.Memory.ContextBytes),
-		LANHosts: cfg.LANHosts(),
+		LANHosts: cfg.LANHosts(), GitRemotes: gitRemotes(cfg),
 	})
 	a.Core.SetBudgets(cfg.Budgets())
 	a.Redactor.set(redact.New(cfg.Secrets()...))

@@ -128,7 +128,9 @@ func buildTools(job contracts.Job, d worker.Daemon) (*worker.Registry, func(), e
 		ws.Close()
 		return nil, nil, err
 	}
-	if err := risky.Register(reg, risky.Env{Workspace: ws, Sandbox: sb, AllowDegraded: job.AllowDegraded, MinFreeDisk: job.MinFreeDisk, Config: d, Providers: job.Providers, LAN: lan}); err != nil {
+	gitd, _ := d.(risky.GitDaemon) // the daemon's client is one
+	if err := risky.Register(reg, risky.Env{Workspace: ws, Sandbox: sb, AllowDegraded: job.AllowDegraded, MinFreeDisk: job.MinFreeDisk, Config: d, Providers: job.Providers, LAN: lan,
+		Remotes: gitRemotesOf(job.GitRemotes), Git: gitd}); err != nil {
 		ws.Close()
 		return nil, nil, err
 	}

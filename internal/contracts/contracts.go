@@ -339,6 +339,10 @@ type Job struct {
 	// network that http_get and the self-coded tools granted them may
 	// reach (lan.go).
 	LANHosts []LANHost `json:"lan_hosts,omitempty"`
+	// GitRemotes are the owner's git.remotes (names, schemes, hosts, allow
+	// flags; never a credential), for the git tool's check of fetch, pull
+	// and push (gitremotes.go).
+	GitRemotes []GitRemote `json:"git_remotes,omitempty"`
 }
 
 // ToolEvent reports one tool execution as it happens, for display and audit.

@@ -97,7 +97,7 @@ func BuiltinTools() []BuiltinTool {
 			[]string{"command"}, risky + "run_shell.md"},
 		{ToolHTTPGet, TierRisky, RunsWorker, "fetch a public http(s) URL, or a host of your network the owner listed (http.allow_hosts)",
 			[]string{"url"}, risky + "http_get.md"},
-		{ToolGit, TierRisky, RunsSandbox, "local git in the workspace: one string, split without a shell, checked option by option",
+		{ToolGit, TierRisky, RunsSandbox, "git in the workspace, and fetch, pull and push with the remotes the owner listed (git.remotes): one string, split without a shell, checked option by option",
 			[]string{"args"}, risky + "git.md"},
 		{ToolUpdateConfig, TierRisky, RunsDaemon, "change the provider, model, limits...; you see the diff and approve",
 			[]string{"changes"}, risky + "update_config.md"},

@@ -28,6 +28,7 @@ import (
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/core/approvals"
 	"github.com/shelldon/shelldon/internal/core/store"
+	"github.com/shelldon/shelldon/internal/gitguard"
 	"github.com/shelldon/shelldon/internal/selfcode"
 	"github.com/shelldon/shelldon/internal/wire"
 )
@@ -87,6 +88,16 @@ type Options struct {
 	// LANHosts are the owner's http.allow_hosts, passed to each worker for
 	// http_get and the self-coded tools' http; nil lists none.
 	LANHosts []contracts.LANHost
+	// GitRemotes are the owner's git.remotes (no credential), passed to
+	// each worker for the git tool's check of fetch, pull and push.
+	GitRemotes []contracts.GitRemote
+	// GitFetch fetches what an approved git fetch or pull names from its
+	// remote into the daemon's mirror of it and returns the mirror's path
+	// (git.go); nil means git remotes are unavailable.
+	GitFetch func(ctx context.Context, nc gitguard.NetCommand) (string, error)
+	// GitPush pushes the bound commits of an approved git push (git.go)
+	// and returns git's report; nil means git remotes are unavailable.
+	GitPush func(ctx context.Context, nc gitguard.NetCommand, commits []string) (string, error)
 	// OnNetwork names the http.allow_hosts entry that lists a host a
 	// proposed tool asks for, for its promotion card; nil lists none.
 	OnNetwork func(host string) string
@@ -340,7 +351,7 @@ func (c *Core) runTurn(ctx context.Context, chat, key, text string, resume *cont
 		Workspace: c.opts.Workspace, Limits: lim, Deadline: started.Add(lim.Budget), Resume: resume,
 		AllowDegraded: tun.AllowDegraded, MinFreeDisk: tun.MinFreeDisk, SkillCatalog: c.catalog(), SandboxLayers: c.opts.SandboxLayers,
 		Providers: tun.Providers, PyGateCache: c.opts.PyGateCache,
-		LANHosts: tun.LANHosts,
+		LANHosts: tun.LANHosts, GitRemotes: tun.GitRemotes,
 	}
 	job.SelfTools, job.ToolSearch = c.selfTools(text, resume)
 	specs := c.specs.current()
@@ -616,7 +627,7 @@ func (c *Core) tuning() Tuning {
 	return Tuning{Limits: c.opts.Limits, System: c.opts.System, HistoryChars: c.opts.HistoryChars,
 		ApprovalTTL: c.opts.ApprovalTTL, AllowDegraded: c.opts.AllowDegraded, MinFreeDisk: c.opts.MinFreeDisk,
 		Strikes: c.opts.Strikes, Providers: c.opts.Providers, MemoryBytes: c.opts.MemoryBytes,
-		LANHosts: c.opts.LANHosts}
+		LANHosts: c.opts.LANHosts, GitRemotes: c.opts.GitRemotes}
 }
 
 // Tuning is what a config change can alter in a running core.
@@ -632,6 +643,8 @@ type Tuning struct {
 	MemoryBytes   int      // memory.context_bytes; 0: no facts in the prompt
 	// LANHosts are http.allow_hosts; set whole on every Tune (nil: none).
 	LANHosts []contracts.LANHost
+	// GitRemotes are git.remotes; set whole on every Tune (nil: none).
+	GitRemotes []contracts.GitRemote
 }
 
 // Tune applies new settings from the next turn on.
@@ -642,6 +655,7 @@ func (c *Core) Tune(t Tuning) {
 	c.opts.MinFreeDisk = t.MinFreeDisk
 	c.opts.MemoryBytes = t.MemoryBytes
 	c.opts.LANHosts = t.LANHosts
+	c.opts.GitRemotes = t.GitRemotes
 	if t.HistoryChars > 0 {
 		c.opts.HistoryChars = t.HistoryChars
 	}

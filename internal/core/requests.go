@@ -19,6 +19,8 @@ import (
 func (c *Core) calls(job contracts.Job, specs *specSet, ev Events, filed *turnFiled) wire.Handlers {
 	configured := false // an approved update_config applies once
 	started := false    // the approved call starts once
+	fetched := false    // an approved git fetch or pull reaches its remote once
+	pushed := false     // an approved git push reaches its remote once
 	model := c.turnModel()
 	return wire.Handlers{
 		wire.MethodComplete: wire.Handle(func(ctx context.Context, req contracts.Request) (contracts.Completion, error) {
@@ -40,6 +42,12 @@ func (c *Core) calls(job contracts.Job, specs *specSet, ev Events, filed *turnFi
 		}),
 		wire.MethodConfigure: wire.Handle(func(ctx context.Context, changes json.RawMessage) ([]string, error) {
 			return c.configure(ctx, job, changes, &configured)
+		}),
+		wire.MethodGitFetch: wire.Handle(func(ctx context.Context, req contracts.GitFetch) (contracts.GitFetched, error) {
+			return c.gitFetch(ctx, job, req, &fetched)
+		}),
+		wire.MethodGitPush: wire.Handle(func(ctx context.Context, req contracts.GitPush) (contracts.GitPushed, error) {
+			return c.gitPush(ctx, job, req, &pushed)
 		}),
 		wire.MethodStart: wire.Handle(func(ctx context.Context, callID string) (bool, error) {
 			return true, c.starting(ctx, job, callID, ev, &started)

@@ -38,11 +38,21 @@ func NetCard(nc NetCommand) []string {
 			what = strings.Join(refs, ", ")
 		}
 		lines = append(lines, "Downloads: "+what+" into refs/remotes/"+r.Name+"/")
+		if optsOf(nc).tags {
+			lines = append(lines, "And every tag of the remote, into refs/tags/ (existing tags are not overwritten)")
+		}
 		if nc.Sub == "pull" {
-			lines = append(lines, "Then merges it into the current branch, in the sandbox")
+			how := "fast-forward only"
+			if optsOf(nc).mergeMode {
+				how = "as the options above say"
+			}
+			lines = append(lines, "Then merges it into the current branch ("+how+"), in the sandbox")
 		}
 	case "push":
 		lines = append(lines, "Uploads: "+strings.Join(refs, ", "))
+		if PushDryRun(nc) {
+			lines = append(lines, "Dry run: git asks the remote what it would do; nothing is uploaded or changed")
+		}
 		for _, ref := range nc.Refs {
 			switch {
 			case ref.Delete:

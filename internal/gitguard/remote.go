@@ -308,7 +308,9 @@ func checkRefName(n string) error {
 	}
 	for i := 0; i < len(n); i++ {
 		c := n[i]
-		if c < 0x20 || c == 0x7f || strings.IndexByte(" ~^:?*[\\+", c) >= 0 {
+		// Printable ASCII only: a name the card shows is what it is (no
+		// bidirectional controls, no look-alike letters).
+		if c < 0x20 || c >= 0x7f || strings.IndexByte(" ~^:?*[\\+", c) >= 0 {
 			return bad(fmt.Sprintf("it holds %q", c))
 		}
 	}

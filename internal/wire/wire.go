@@ -54,6 +54,13 @@ const (
 	MethodSchedule  = "schedule"   // an approved schedule call: contracts.ScheduleRequest → its text (string)
 	MethodMemory    = "memory"     // remember or recall: contracts.MemoryRequest → its text (string)
 	MethodFindTools = "find_tools" // find_tools: contracts.FindTools → the matches ([]contracts.SelfTool)
+	// MethodGitFetch is the network half of an approved git fetch or pull,
+	// carried out by the daemon: contracts.GitFetch → contracts.GitFetched.
+	MethodGitFetch = "git_fetch"
+	// MethodGitPush is an approved git push, carried out by the daemon with
+	// the commits the approval is bound to: contracts.GitPush →
+	// contracts.GitPushed.
+	MethodGitPush = "git_push"
 	// MethodStart is asked before the owner's approved call runs: its call
 	// id → true once the daemon has recorded that it starts. Write-ahead:
 	// a call whose start was not recorded never runs.

@@ -48,7 +48,7 @@ func render(ctx context.Context, id string, p contracts.Pending, describe func(c
 	fmt.Fprintf(&b, "Tool: %s\n", inert.Name(p.Call.Name))
 	b.WriteString(inert.Args(p.Call.Arguments, maxArg, fullHint(id)))
 	if describe != nil {
-		for _, line := range describe(ctx, p.Call) {
+		for _, line := range describe(context.WithValue(ctx, bindingKey{}, p.Binding), p.Call) {
 			b.WriteString(Escape(line) + "\n")
 		}
 	}
@@ -56,6 +56,16 @@ func render(ctx context.Context, id string, p contracts.Pending, describe func(c
 		b.WriteString("The model's words (not shelldon's): " + Escape(Bound(t, 500)) + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+type bindingKey struct{}
+
+// BindingOf is, in Describe's context, the binding of the call described
+// (Pending.Binding: what it resolved to when it was checked, which the
+// approval covers), "" for none.
+func BindingOf(ctx context.Context) string {
+	b, _ := ctx.Value(bindingKey{}).(string)
+	return b
 }
 
 // ParkedReply is a turn's reply when it stopped at the request v.

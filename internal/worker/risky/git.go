@@ -3,8 +3,10 @@ package risky
 import (
 	"context"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/shelldon/shelldon/internal/contracts"
@@ -29,29 +31,48 @@ const gitHome = "/tmp/git-home"
 // passed as positional parameters: the model's words are never shell text.
 const gitScript = `mkdir -p "$HOME/.config/git" && cat > "$HOME/.config/git/ignore" && exec "$@"`
 
-// parseGit splits and checks a git argument string.
-func parseGit(args string) (gitguard.Command, error) {
+// parseGit splits and checks a git argument string: a local command, or
+// (net set) a fetch, pull or push naming one of remotes.
+func parseGit(args string, remotes []gitguard.Remote) (cmd gitguard.Command, net *gitguard.NetCommand, err error) {
 	argv, err := gitguard.Split(args)
 	if err != nil {
-		return gitguard.Command{}, err
+		return gitguard.Command{}, nil, err
 	}
 	if gitguard.IsNet(argv) {
-		// gitguard.ParseNet checks these against the owner's git.remotes;
-		// the path that runs them (the remote's credential and network
-		// served from outside the sandbox) is not in the worker yet.
-		return gitguard.Command{}, fmt.Errorf("git %s: %w: network commands reach only the remotes the owner configured (git.remotes), and this build does not run them from the git tool yet", argv[0], gitguard.ErrRefused)
+		nc, err := gitguard.ParseNet(argv, remotes)
+		if err != nil {
+			return gitguard.Command{}, nil, err
+		}
+		return gitguard.Command{}, &nc, nil
 	}
-	return gitguard.Parse(argv, workspace.CheckName)
+	cmd, err = gitguard.Parse(argv, workspace.CheckName)
+	return cmd, nil, err
 }
 
-// GitArgv is the argv the owner approves for a git call, rendered for
-// display, or why it would be refused.
+// GitArgv is the argv the owner approves for a local git call, rendered
+// for display, or why it would be refused (a network command among them:
+// see GitNet).
 func GitArgv(args string) (string, error) {
-	cmd, err := parseGit(args)
+	cmd, _, err := parseGit(args, nil)
 	if err != nil {
 		return "", err
 	}
 	return gitguard.Render(cmd), nil
+}
+
+// GitNet parses args as a git fetch, pull or push against the owner's remotes,
+// for the approval card: ok is false when args is not a network command
+// (see GitArgv).
+func GitNet(args string, remotes []gitguard.Remote) (nc gitguard.NetCommand, ok bool, err error) {
+	argv, err := gitguard.Split(args)
+	if err != nil || !gitguard.IsNet(argv) {
+		return gitguard.NetCommand{}, false, nil
+	}
+	_, net, err := parseGit(args, remotes)
+	if err != nil {
+		return gitguard.NetCommand{}, true, err
+	}
+	return *net, true, nil
 }
 
 // gitCovers is what git sees of the workspace's repository configurations:
@@ -73,7 +94,7 @@ func gitCovers(workspace string) ([]sandbox.Cover, error) {
 func gitTool(env Env) (*worker.Tool, error) {
 	t, err := worker.NewBuiltin(contracts.ToolGit, gitDescription,
 		func(ctx context.Context, in gitArgs) (string, error) {
-			cmd, err := parseGit(in.Args)
+			cmd, nc, err := parseGit(in.Args, env.Remotes)
 			if err != nil {
 				return "", err
 			}
@@ -81,37 +102,146 @@ func gitTool(env Env) (*worker.Tool, error) {
 			if err != nil {
 				return "", err
 			}
-			genv := append(gitguard.Env(gitHome),
-				"GIT_AUTHOR_NAME=shelldon", "GIT_AUTHOR_EMAIL=shelldon@localhost",
-				"GIT_COMMITTER_NAME=shelldon", "GIT_COMMITTER_EMAIL=shelldon@localhost")
-			res, err := env.Sandbox.Run(ctx, sandbox.Policy{
-				Argv:          append([]string{"/bin/sh", "-c", gitScript, "sh"}, gitguard.Argv(cmd)...),
-				Dir:           env.Workspace.Path(),
-				Workspace:     env.Workspace.Path(),
-				Env:           genv,
-				Stdin:         []byte(strings.Join(workspace.DenyPatterns(), "\n") + "\n"),
-				Timeout:       timeout(ctx),
-				MaxOutput:     maxOutput,
-				AllowDegraded: env.AllowDegraded,
-				MinFreeDisk:   env.MinFreeDisk,
-				Covers:        covers,
-			})
-			if err != nil {
-				return "", err
+			if nc != nil {
+				return gitNet(ctx, env, in.Args, *nc, covers)
 			}
-			out := report(res)
-			if !res.OK() {
-				return "", errors.New(out)
-			}
-			return out, nil
+			return runGit(ctx, env, gitguard.Argv(cmd), covers, nil)
 		})
 	if err != nil {
 		return nil, err
 	}
 	t.Guard = "the git guard (allowed subcommands and options, denied paths)"
 	t.Check = decodeCheck(func(in gitArgs) error {
-		_, err := parseGit(in.Args)
+		_, _, err := parseGit(in.Args, env.Remotes)
 		return err
 	})
+	// A push is bound to the commits its refs name when the owner is
+	// asked: the card shows those, and only those leave.
+	t.Bind = func(ctx context.Context, raw json.RawMessage) (string, error) {
+		var in gitArgs
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return "", err
+		}
+		_, nc, err := parseGit(in.Args, env.Remotes)
+		if err != nil || nc == nil || nc.Sub != "push" {
+			return "", err
+		}
+		return pushBinding(ctx, env, *nc)
+	}
 	return t, nil
+}
+
+// runGit runs a guarded git command line in the sandbox, with readOnly
+// (the daemon's mirror of a remote) visible besides the workspace.
+func runGit(ctx context.Context, env Env, argv []string, covers []sandbox.Cover, readOnly []string) (string, error) {
+	genv := append(gitguard.Env(gitHome),
+		"GIT_AUTHOR_NAME=shelldon", "GIT_AUTHOR_EMAIL=shelldon@localhost",
+		"GIT_COMMITTER_NAME=shelldon", "GIT_COMMITTER_EMAIL=shelldon@localhost")
+	res, err := env.Sandbox.Run(ctx, sandbox.Policy{
+		Argv:          append([]string{"/bin/sh", "-c", gitScript, "sh"}, argv...),
+		Dir:           env.Workspace.Path(),
+		Workspace:     env.Workspace.Path(),
+		ReadOnly:      readOnly,
+		Env:           genv,
+		Stdin:         []byte(strings.Join(workspace.DenyPatterns(), "\n") + "\n"),
+		Timeout:       timeout(ctx),
+		MaxOutput:     maxOutput,
+		AllowDegraded: env.AllowDegraded,
+		MinFreeDisk:   env.MinFreeDisk,
+		Covers:        covers,
+	})
+	if err != nil {
+		return "", err
+	}
+	out := report(res)
+	if !res.OK() {
+		return "", errors.New(out)
+	}
+	return out, nil
+}
+
+// gitNet runs an approved git fetch or pull: the daemon fetches from the
+// remote into its own mirror (the network half, with the credential, out
+// of the sandbox's reach), then git in the sandbox, with no network,
+// fetches from the mirror into refs/remotes/<remote>/ and, for a pull,
+// merges.
+func gitNet(ctx context.Context, env Env, args string, nc gitguard.NetCommand, covers []sandbox.Cover) (string, error) {
+	if env.Git == nil {
+		return "", fmt.Errorf("git %s: not available here", nc.Sub)
+	}
+	if nc.Sub == "push" {
+		if worker.BindingFrom(ctx) == "" {
+			return "", errors.New("git push runs only as the call the owner approved, bound to its commits")
+		}
+		got, err := env.Git.GitPush(ctx, contracts.GitPush{Args: args})
+		if err != nil {
+			return "", fmt.Errorf("git push %s: %w", nc.Remote.Name, err)
+		}
+		return "pushed to " + nc.Remote.Name + ":\n" + got.Output, nil
+	}
+	got, err := env.Git.GitFetch(ctx, contracts.GitFetch{Args: args})
+	if err != nil {
+		return "", fmt.Errorf("git %s %s: %w", nc.Sub, nc.Remote.Name, err)
+	}
+	if !filepath.IsAbs(got.Mirror) || filepath.Clean(got.Mirror) != got.Mirror {
+		return "", fmt.Errorf("git %s: the daemon named no mirror", nc.Sub)
+	}
+	out, err := runGit(ctx, env, gitguard.FetchArgv(nc, got.Mirror), covers, []string{got.Mirror})
+	if err != nil {
+		return "", fmt.Errorf("fetched from %s, but the workspace's fetch failed: %w", nc.Remote.Name, err)
+	}
+	out = "fetched from " + nc.Remote.Name + " into refs/remotes/" + nc.Remote.Name + "/: " + out
+	if nc.Sub != "pull" {
+		return out, nil
+	}
+	merged, err := runGit(ctx, env, gitguard.MergeArgv(nc), covers, nil)
+	if err != nil {
+		return "", fmt.Errorf("%s\nthe merge failed: %w", out, err)
+	}
+	return out + "\nmerged: " + merged, nil
+}
+
+// pushBinding resolves each ref a push names to its commit, with git in
+// the sandbox: the binding the owner approves (gitguard.PushBinding).
+func pushBinding(ctx context.Context, env Env, nc gitguard.NetCommand) (string, error) {
+	covers, err := gitCovers(env.Workspace.Path())
+	if err != nil {
+		return "", err
+	}
+	var commits []string
+	for _, r := range nc.Refs {
+		if r.Delete {
+			commits = append(commits, "-")
+			continue
+		}
+		out, err := runGitQuiet(ctx, env, gitguard.RevParseArgv(r.Src), covers)
+		if err != nil || !gitguard.IsObjectName(out) {
+			return "", fmt.Errorf("git push: %q names no commit in the workspace", r.Src)
+		}
+		commits = append(commits, out)
+	}
+	return gitguard.PushBinding(commits), nil
+}
+
+// runGitQuiet runs a guarded git command line in the sandbox and returns
+// its standard output, trimmed.
+func runGitQuiet(ctx context.Context, env Env, argv []string, covers []sandbox.Cover) (string, error) {
+	res, err := env.Sandbox.Run(ctx, sandbox.Policy{
+		Argv:          append([]string{"/bin/sh", "-c", gitScript, "sh"}, argv...),
+		Dir:           env.Workspace.Path(),
+		Workspace:     env.Workspace.Path(),
+		Env:           gitguard.Env(gitHome),
+		Timeout:       timeout(ctx),
+		MaxOutput:     maxOutput,
+		AllowDegraded: env.AllowDegraded,
+		MinFreeDisk:   env.MinFreeDisk,
+		Covers:        covers,
+	})
+	if err != nil {
+		return "", err
+	}
+	if !res.OK() {
+		return "", errors.New(report(res))
+	}
+	return strings.TrimSpace(string(res.Stdout)), nil
 }

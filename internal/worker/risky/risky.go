@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/gitguard"
 	"github.com/shelldon/shelldon/internal/netguard"
 	"github.com/shelldon/shelldon/internal/sandbox"
 	"github.com/shelldon/shelldon/internal/worker"
@@ -47,6 +49,21 @@ type Env struct {
 	// Providers are the names of the providers the owner configured, for
 	// update_config's check; nil means not known (the daemon checks).
 	Providers []string
+	// Remotes are the owner's git.remotes (from the job the daemon wrote):
+	// the git tool's fetch and pull name one of them; none means they are
+	// refused.
+	Remotes []gitguard.Remote
+	// Git carries out the network half of an approved git fetch, pull or
+	// push (the daemon); nil means they are unavailable.
+	Git GitDaemon
+}
+
+// GitDaemon is what the git tool asks of the daemon: fetch what an
+// approved git fetch or pull names into its mirror of the remote, or
+// carry out an approved push.
+type GitDaemon interface {
+	GitFetch(ctx context.Context, req contracts.GitFetch) (contracts.GitFetched, error)
+	GitPush(ctx context.Context, req contracts.GitPush) (contracts.GitPushed, error)
 }
 
 // Register adds the RISKY tools to reg.

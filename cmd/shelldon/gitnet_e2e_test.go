@@ -1,0 +1,336 @@
+package main
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/shelldon/shelldon/internal/broker/brokertest"
+	"github.com/shelldon/shelldon/internal/contracts"
+)
+
+// TestApprovedGitPull: git pull through the real daemon, worker and
+// nested sandbox. The card names the remote, its host and what moves;
+// nothing is fetched before the owner approves; once approved the daemon
+// fetches into its mirror with the token bound to the remote's host, the
+// sandboxed git fetches from the mirror and fast-forwards; the token is
+// in no file of the home but .env (history, audit, logs, the mirror, the
+// workspace), nor in the daemon's log, and a canary on another port sees
+// nothing.
+func TestApprovedGitPull(t *testing.T) {
+	t.Parallel()
+	const token = "tok-pull-5d0e2b"
+	root, up := t.TempDir(), t.TempDir()
+	gitEnv := []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"}
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Env = gitEnv
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("-C", up, "init", "-q", "-b", "main")
+	git("-C", up, "commit", "-q", "--allow-empty", "-m", "first")
+	git("-C", root, "clone", "-q", "--bare", up, "repo.git")
+	bare := filepath.Join(root, "repo.git")
+
+	var canaryHits, hits atomic.Int32
+	canary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		canaryHits.Add(1)
+		http.Error(w, "canary", http.StatusUnauthorized)
+	}))
+	defer canary.Close()
+	backend := &cgi.Handler{Path: "/usr/lib/git-core/git-http-backend",
+		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1"}}
+	want := "Basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+token))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if r.Header.Get("Authorization") != want {
+			w.Header().Set("WWW-Authenticate", `Basic realm="t"`)
+			http.Error(w, "auth", http.StatusUnauthorized)
+			return
+		}
+		backend.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+
+	prov := brokertest.NewServer(t, "anthropic", riskyScript("git", `{"args":"pull origin main"}`))
+	h := home(t, "anthropic", prov.BaseURL(), "")
+	ws := filepath.Join(h, "workspace")
+	os.MkdirAll(ws, 0o700)
+	os.Chmod(h, 0o700)
+	git("clone", "-q", bare, ws)
+	git("-C", ws, "remote", "remove", "origin")
+	f, err := os.OpenFile(filepath.Join(h, "config.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("git:\n  remotes:\n    - {name: origin, url: '" + srv.URL + "/repo.git', token_env: GIT_ORIGIN_TOKEN}\n")
+	f.Close()
+	env, _ := os.ReadFile(filepath.Join(h, ".env"))
+	os.WriteFile(filepath.Join(h, ".env"), append(env, []byte("GIT_ORIGIN_TOKEN="+token+"\n")...), 0o600)
+
+	// The remote moves on.
+	git("-C", up, "commit", "-q", "--allow-empty", "-m", "second")
+	git("-C", up, "push", "-q", bare, "main")
+	second := git("-C", up, "rev-parse", "HEAD")
+
+	d := startServe(t, h)
+	_, out := d.do(t, "POST", "/api/chat", d.token, map[string]string{"text": "pull"})
+	id := approvalID(t, out)
+	card := fmt.Sprint(out["reply"])
+	host := strings.TrimPrefix(srv.URL, "http://")
+	for _, w := range []string{"Runs exactly: git pull origin main", "Remote: origin (http://" + host + ")",
+		"Downloads: main into refs/remotes/origin/", "fast-forward only", filepath.Join(h, "cache", "git-remotes", "origin.git")} {
+		if !strings.Contains(card, w) {
+			t.Errorf("the card lacks %q:\n%s", w, card)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the remote got %d requests before the owner decided", n)
+	}
+	_, out = d.do(t, "POST", "/api/approvals/"+id, d.token, map[string]bool{"approve": true})
+	if reply := fmt.Sprint(out["reply"]); !strings.Contains(reply, "git ok=true") {
+		t.Fatalf("pull: %s\n%s", reply, d.log())
+	}
+	if got := git("-C", ws, "rev-parse", "HEAD"); got != second {
+		t.Errorf("HEAD = %s, want %s", got, second)
+	}
+	if got := git("-C", ws, "rev-parse", "refs/remotes/origin/main"); got != second {
+		t.Errorf("refs/remotes/origin/main = %s, want %s", got, second)
+	}
+	_, audit := d.do(t, "GET", "/api/audit?limit=50", d.token, nil)
+	if !strings.Contains(fmt.Sprint(audit), "git_fetched") {
+		t.Errorf("the audit does not record the fetch: %v", audit)
+	}
+	d.stop(t)
+	if strings.Contains(d.log(), token) {
+		t.Error("the daemon's log holds the token")
+	}
+	filepath.WalkDir(h, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || !e.Type().IsRegular() || p == filepath.Join(h, ".env") {
+			return nil
+		}
+		if b, _ := os.ReadFile(p); strings.Contains(string(b), token) {
+			t.Errorf("the token is in %s", p)
+		}
+		return nil
+	})
+	if n := canaryHits.Load(); n != 0 {
+		t.Errorf("the canary got %d requests", n)
+	}
+}
+
+// gitArgsScript is a fake model that runs the owner's message as the
+// git tool's arguments and reports the result it gets back.
+func gitArgsScript(r brokertest.Recorded) brokertest.Reply {
+	last := r.Request.Messages[len(r.Request.Messages)-1]
+	if last.Role == contracts.RoleUser {
+		raw, _ := json.Marshal(map[string]string{"args": last.Text})
+		return brokertest.Reply{Text: "On it.", ToolCalls: []contracts.ToolCall{{ID: "call_git", Name: "git", Arguments: string(raw)}}}
+	}
+	var parts []string
+	for _, tr := range last.ToolResults {
+		parts = append(parts, fmt.Sprintf("%s ok=%v %s", tr.Name, tr.OK, tr.Content))
+	}
+	return brokertest.Reply{Text: "RESULTS: " + strings.Join(parts, " | ")}
+}
+
+// TestApprovedGitPush: git push through the real daemon. The card shows
+// the commit that would leave, its subject (escaped: the model writes
+// commits) and a diffstat, computed before the owner decides; nothing
+// reaches the remote before approval; the approved push sends exactly
+// that commit, not one made after the card; a denied push sends nothing;
+// a forced push the remote does not allow is refused before asking; the
+// token is in no file but .env and not in the log; the canary sees
+// nothing.
+func TestApprovedGitPush(t *testing.T) {
+	t.Parallel()
+	const token = "tok-push-8a61f4"
+	root, up := t.TempDir(), t.TempDir()
+	gitEnv := []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"}
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"}, args...)...)
+		cmd.Env = gitEnv
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("-C", up, "init", "-q", "-b", "main")
+	git("-C", up, "commit", "-q", "--allow-empty", "-m", "first")
+	git("-C", root, "clone", "-q", "--bare", up, "repo.git")
+	bare := filepath.Join(root, "repo.git")
+	git("-C", bare, "config", "http.receivepack", "true")
+	first := git("-C", bare, "rev-parse", "refs/heads/main")
+
+	var canaryHits, pushes atomic.Int32
+	canary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		canaryHits.Add(1)
+		http.Error(w, "canary", http.StatusUnauthorized)
+	}))
+	defer canary.Close()
+	backend := &cgi.Handler{Path: "/usr/lib/git-core/git-http-backend",
+		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "REMOTE_USER=x-access-token"}}
+	want := "Basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+token))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != want {
+			w.Header().Set("WWW-Authenticate", `Basic realm="t"`)
+			http.Error(w, "auth", http.StatusUnauthorized)
+			return
+		}
+		if strings.HasSuffix(r.URL.Path, "/git-receive-pack") {
+			pushes.Add(1)
+		}
+		backend.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+
+	prov := brokertest.NewServer(t, "anthropic", gitArgsScript)
+	h := home(t, "anthropic", prov.BaseURL(), "")
+	ws := filepath.Join(h, "workspace")
+	os.MkdirAll(ws, 0o700)
+	os.Chmod(h, 0o700)
+	git("clone", "-q", bare, ws)
+	git("-C", ws, "remote", "remove", "origin")
+	f, err := os.OpenFile(filepath.Join(h, "config.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("git:\n  remotes:\n    - {name: origin, url: '" + srv.URL + "/repo.git', token_env: GIT_ORIGIN_TOKEN}\n")
+	f.Close()
+	env, _ := os.ReadFile(filepath.Join(h, ".env"))
+	os.WriteFile(filepath.Join(h, ".env"), append(env, []byte("GIT_ORIGIN_TOKEN="+token+"\n")...), 0o600)
+
+	d := startServe(t, h)
+	chat := func(text string) map[string]any {
+		t.Helper()
+		status, out := d.do(t, "POST", "/api/chat", d.token, map[string]string{"chat": "git", "text": text})
+		if status != 200 {
+			t.Fatalf("chat %q: %d %v", text, status, out)
+		}
+		return out
+	}
+	decide := func(out map[string]any, approve bool) string {
+		t.Helper()
+		_, res := d.do(t, "POST", "/api/approvals/"+approvalID(t, out), d.token, map[string]bool{"approve": approve})
+		return fmt.Sprint(res["reply"])
+	}
+
+	// The daemon learns the remote's main first.
+	if reply := decide(chat("fetch origin main"), true); !strings.Contains(reply, "git ok=true") {
+		t.Fatalf("fetch: %s", reply)
+	}
+
+	// The model commits (as an approved git commit would), with a subject
+	// that tries to disguise itself.
+	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("one\ntwo\n"), 0o644)
+	git("-C", ws, "add", "notes.txt")
+	git("-C", ws, "commit", "-q", "-m", "add notes \u202eexe.txt")
+	x := git("-C", ws, "rev-parse", "HEAD")
+
+	// Programs planted in the workspace's repository (as an earlier
+	// approved run_shell could) run neither for the card nor for the push.
+	mirror := filepath.Join(h, "cache", "git-remotes", "origin.git")
+	trap := filepath.Join(ws, "trap.sh")
+	os.WriteFile(trap, []byte("#!/bin/sh\ntouch "+filepath.Join(ws, "PWNED")+" "+filepath.Join(mirror, "PWNED")+"\ncat\n"), 0o755)
+	for _, hook := range []string{"pre-push", "reference-transaction", "post-update", "pre-receive", "update", "post-checkout"} {
+		os.Symlink(trap, filepath.Join(ws, ".git", "hooks", hook))
+	}
+	cf, _ := os.OpenFile(filepath.Join(ws, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	fmt.Fprintf(cf, "[core]\n\tfsmonitor = %s\n\thooksPath = %s\n\tpager = %s\n[uploadpack]\n\tpackObjectsHook = %s\n[diff]\n\texternal = %s\n", trap, filepath.Join(ws, ".git", "hooks"), trap, trap, trap)
+	cf.Close()
+
+	out := chat("push origin main")
+	card := fmt.Sprint(out["reply"])
+	for _, w := range []string{"Runs exactly: git push origin main:main", "Uploads: main:main",
+		"Pushes commit " + x + " to refs/heads/main", "New on the remote's refs/heads/main", x[:7] + ` add notes \u202eexe.txt`,
+		"notes.txt | 2 ++", "one made after this card is not pushed"} {
+		if !strings.Contains(card, w) {
+			t.Errorf("the card lacks %q:\n%s", w, card)
+		}
+	}
+	if strings.Contains(card, "\u202e") {
+		t.Error("the card holds the raw bidirectional control of the subject")
+	}
+	if n := pushes.Load(); n != 0 {
+		t.Fatalf("the remote got %d pushes before the owner decided", n)
+	}
+	// The model commits again after the card: this one must not leave.
+	os.WriteFile(filepath.Join(ws, "late.txt"), []byte("late\n"), 0o644)
+	git("-C", ws, "add", "late.txt")
+	git("-C", ws, "commit", "-q", "-m", "late")
+	late := git("-C", ws, "rev-parse", "HEAD")
+
+	if reply := decide(out, true); !strings.Contains(reply, "git ok=true") {
+		t.Fatalf("push: %s\n%s", reply, d.log())
+	}
+	if got := git("-C", bare, "rev-parse", "refs/heads/main"); got != x {
+		t.Fatalf("the remote's main = %s, want the carded %s (first %s, late %s)", got, x, first, late)
+	}
+	if git("-C", bare, "cat-file", "-t", x) != "commit" {
+		t.Error("the pushed commit is not on the remote")
+	}
+	if out, err := exec.Command("git", "-C", bare, "cat-file", "-e", late).CombinedOutput(); err == nil {
+		t.Errorf("the commit made after the card reached the remote: %s", out)
+	}
+
+	for _, p := range []string{filepath.Join(ws, "PWNED"), filepath.Join(mirror, "PWNED")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("a program planted in the workspace's repository ran (%s)", p)
+		}
+	}
+
+	// A denied push sends nothing.
+	before := pushes.Load()
+	decide(chat("push origin main"), false)
+	if got := git("-C", bare, "rev-parse", "refs/heads/main"); got != x || pushes.Load() != before {
+		t.Errorf("a denied push changed the remote: main %s, %d pushes", got, pushes.Load()-before)
+	}
+	// Forcing is not allowed for this remote: refused before asking.
+	out = chat("push --force origin main")
+	if list, _ := out["approvals"].([]any); len(list) != 0 {
+		t.Errorf("a forced push was put to the owner: %v", out)
+	}
+	if pushes.Load() != before {
+		t.Error("a refused push reached the remote")
+	}
+
+	_, audit := d.do(t, "GET", "/api/audit?limit=100", d.token, nil)
+	if !strings.Contains(fmt.Sprint(audit), "git_pushed") {
+		t.Errorf("the audit does not record the push")
+	}
+	d.stop(t)
+	if strings.Contains(d.log(), token) {
+		t.Error("the daemon's log holds the token")
+	}
+	filepath.WalkDir(h, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || !e.Type().IsRegular() || p == filepath.Join(h, ".env") {
+			return nil
+		}
+		if b, _ := os.ReadFile(p); strings.Contains(string(b), token) {
+			t.Errorf("the token is in %s", p)
+		}
+		return nil
+	})
+	if n := canaryHits.Load(); n != 0 {
+		t.Errorf("the canary got %d requests", n)
+	}
+}

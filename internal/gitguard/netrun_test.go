@@ -1,0 +1,140 @@
+package gitguard
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestNetRunArgv: what the daemon's fetch and the sandboxed fetch and
+// merge run, from a parsed command: refs land only where the daemon puts
+// them, tags only when asked, the file protocol only in the sandboxed
+// fetch from the mirror, and a pull fast-forwards unless told otherwise.
+func TestNetRunArgv(t *testing.T) {
+	t.Parallel()
+	remotes := []Remote{{Name: "origin", Scheme: "https", Host: "git.example"}}
+	const url, mirror = "https://git.example/r.git", "/home/s/git-remotes/origin.git"
+	for _, tc := range []struct {
+		args                  string
+		mirrorArgs, fetchTail []string
+		merge                 []string // pull's merge options and target; nil for fetch
+	}{
+		{args: "fetch origin",
+			mirrorArgs: []string{"--", url, "+refs/heads/*:refs/heads/*"},
+			fetchTail:  []string{"--", mirror, "+refs/heads/*:refs/remotes/origin/*"}},
+		{args: "fetch -p -t --depth 2 origin main refs/tags/v1",
+			mirrorArgs: []string{"--prune", "--depth=2", "--", url, "+refs/heads/main:refs/heads/main", "+refs/tags/v1:refs/tags/v1", "+refs/tags/*:refs/tags/*"},
+			fetchTail:  []string{"--prune", "--depth=2", "--", mirror, "+refs/heads/main:refs/remotes/origin/main", "refs/tags/v1:refs/tags/v1", "refs/tags/*:refs/tags/*"}},
+		{args: "pull origin feature/x",
+			mirrorArgs: []string{"--", url, "+refs/heads/feature/x:refs/heads/feature/x"},
+			fetchTail:  []string{"--", mirror, "+refs/heads/feature/x:refs/remotes/origin/feature/x"},
+			merge:      []string{"--ff-only", "refs/remotes/origin/feature/x"}},
+		{args: "pull --no-ff -q origin main",
+			mirrorArgs: []string{"--", url, "+refs/heads/main:refs/heads/main"},
+			fetchTail:  []string{"--quiet", "--", mirror, "+refs/heads/main:refs/remotes/origin/main"},
+			merge:      []string{"--no-ff", "--quiet", "refs/remotes/origin/main"}},
+	} {
+		argv, err := Split(tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc, err := ParseNet(argv, remotes)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.args, err)
+		}
+		ma := MirrorArgs(nc, url)
+		if i := slices.Index(ma, "--quiet"); !slices.Equal(ma[i+1:], tc.mirrorArgs) {
+			t.Errorf("%s: mirror args %q, want ... %q", tc.args, ma, tc.mirrorArgs)
+		}
+		if !slices.Contains(ma, "--no-tags") || !slices.Contains(ma, "--no-recurse-submodules") {
+			t.Errorf("%s: mirror args %q", tc.args, ma)
+		}
+		fa := FetchArgv(nc, mirror)
+		i := slices.Index(fa, "fetch")
+		if !slices.Equal(fa[i+3:], tc.fetchTail) || !slices.Equal(fa[i+1:i+3], []string{"--no-tags", "--no-recurse-submodules"}) {
+			t.Errorf("%s: fetch %q, want ... %q", tc.args, fa[i:], tc.fetchTail)
+		}
+		// The file protocol is allowed after the prefix forbids it, and
+		// only here.
+		pre := strings.Join(fa[:i], " ")
+		if !strings.Contains(pre, "protocol.file.allow=never") || strings.LastIndex(pre, "protocol.file.allow=always") < strings.LastIndex(pre, "protocol.file.allow=never") {
+			t.Errorf("%s: the prefix %q", tc.args, pre)
+		}
+		if tc.merge != nil {
+			m := MergeArgv(nc)
+			j := slices.Index(m, "merge")
+			if strings.Contains(strings.Join(m, " "), "protocol.file.allow=always") || !slices.Equal(m[len(m)-len(tc.merge):], tc.merge) {
+				t.Errorf("%s: merge %q, want ... %q", tc.args, m[j:], tc.merge)
+			}
+		}
+	}
+}
+
+// TestNetRefsPrintableASCII: a ref a network command names reaches the
+// owner's card, so it is printable ASCII: no bidirectional controls, no
+// look-alike letters, no zero-width characters.
+func TestNetRefsPrintableASCII(t *testing.T) {
+	t.Parallel()
+	remotes := []Remote{{Name: "origin", Scheme: "https", Host: "git.example", AllowForce: true, AllowDelete: true}}
+	for _, argv := range [][]string{
+		{"fetch", "origin", "ma\u202ein"}, {"fetch", "origin", "br\u0430nch"}, {"pull", "origin", "main\u200b"},
+		{"push", "origin", "main:ma\u00adin"}, {"fetch", "origin", "refs/tags/v1\u2028"}, {"fetch", "origin", "\xff"},
+	} {
+		if _, err := ParseNet(argv, remotes); err == nil {
+			t.Errorf("%q: accepted", argv)
+		}
+	}
+}
+
+// TestPushBindingAndArgs: a push is bound to one full commit name per ref
+// ("-" exactly for a deletion), and pushes those names, forced or
+// deleting only where the parsed command does.
+func TestPushBindingAndArgs(t *testing.T) {
+	t.Parallel()
+	remotes := []Remote{{Name: "origin", Scheme: "https", Host: "git.example", AllowForce: true, AllowDelete: true}}
+	parse := func(argv ...string) NetCommand {
+		nc, err := ParseNet(argv, remotes)
+		if err != nil {
+			t.Fatalf("%q: %v", argv, err)
+		}
+		return nc
+	}
+	a, b := strings.Repeat("a", 40), strings.Repeat("b", 64)
+	nc := parse("push", "origin", "main", "+HEAD:refs/heads/dev", ":old")
+	got, err := ParsePushBinding(nc, PushBinding([]string{a, b, "-"}))
+	if err != nil || !slices.Equal(got, []string{a, b, "-"}) {
+		t.Fatalf("binding %q, %v", got, err)
+	}
+	want := []string{"--", "https://g/r.git", a + ":refs/heads/main", "+" + b + ":refs/heads/dev", ":refs/heads/old"}
+	if pa := PushArgs(nc, "https://g/r.git", got); !slices.Equal(pa[len(pa)-len(want):], want) || !slices.Contains(pa, "--no-verify") {
+		t.Errorf("push args %q", pa)
+	}
+	for _, bad := range []string{"", a + "," + b + ",-", "push:" + a + "," + b, "push:" + a + "," + b + "," + a,
+		"push:-," + b + ",-", "push:" + strings.ToUpper(a) + "," + b + ",-", "push:main," + b + ",-", "push:" + a[:39] + "," + b + ",-"} {
+		if _, err := ParsePushBinding(nc, bad); err == nil {
+			t.Errorf("binding %q accepted", bad)
+		}
+	}
+}
+
+// TestPushDryRun: a dry run stays one on the remote and says so.
+func TestPushDryRun(t *testing.T) {
+	t.Parallel()
+	remotes := []Remote{{Name: "origin", Scheme: "https", Host: "git.example"}}
+	for _, argv := range [][]string{{"push", "-n", "origin", "main"}, {"push", "--dry-run", "origin", "main"}, {"push", "--dry", "origin", "main"}} {
+		nc, err := ParseNet(argv, remotes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pa := PushArgs(nc, "https://g/r.git", []string{strings.Repeat("a", 40)}); !slices.Contains(pa, "--dry-run") {
+			t.Errorf("%q: push args %q", argv, pa)
+		}
+		if !strings.Contains(strings.Join(NetCard(nc), "\n"), "Dry run") {
+			t.Errorf("%q: the card does not say it is a dry run", argv)
+		}
+	}
+	nc, _ := ParseNet([]string{"push", "origin", "main"}, remotes)
+	if slices.Contains(PushArgs(nc, "u", []string{strings.Repeat("a", 40)}), "--dry-run") {
+		t.Error("a push became a dry run")
+	}
+}
