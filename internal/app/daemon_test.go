@@ -198,3 +198,34 @@ func TestOpenModes(t *testing.T) {
 		t.Fatalf("the daemon left a crashed turn running: %q %v", info.Status, err)
 	}
 }
+
+// serveHome opens home for the daemon, serves it on a loopback port until
+// the test ends (waiting, bounded, for Run to return), and returns the App
+// and the Daemon.
+func serveHome(t *testing.T, home string, environ []string) (*App, *Daemon) {
+	t.Helper()
+	ctx := context.Background()
+	a, err := OpenFor(ctx, ForDaemon, home, environ, io.Discard, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewDaemon(a, "127.0.0.1:0")
+	if err != nil {
+		a.Close()
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- d.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		select {
+		case <-done:
+		case <-time.After(35 * time.Second):
+			t.Error("Run did not return")
+		}
+		d.Close()
+		a.Close()
+	})
+	return a, d
+}

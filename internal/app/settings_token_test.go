@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -26,20 +25,7 @@ func TestSettingsReplaceAPITokenLive(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, config.FileEnv), []byte(config.EnvAPIToken+"=\""+oldToken+"\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	a, err := OpenFor(ctx, ForDaemon, home, environ, io.Discard, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	d, err := NewDaemon(a, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- d.Run(runCtx) }()
-	defer func() { stop(); <-done }()
+	_, d := serveHome(t, home, environ)
 	base := "http://" + d.Addr().String()
 
 	// A browser signs in with the old token.

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -81,27 +80,7 @@ func post(t *testing.T, url, token string) (int, map[string]any) {
 func TestSkillActionsThroughTheDaemon(t *testing.T) {
 	home, environ := testHome(t)
 	ownerSkills(t, home)
-	ctx := context.Background()
-	a, err := OpenFor(ctx, ForDaemon, home, environ, io.Discard, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	d, err := NewDaemon(a, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- d.Run(runCtx) }()
-	defer func() {
-		stop()
-		select {
-		case <-done:
-		case <-time.After(35 * time.Second):
-			t.Error("Run did not return")
-		}
-	}()
+	a, d := serveHome(t, home, environ)
 	base := "http://" + d.Addr().String()
 
 	if code, _ := post(t, base+"/api/skills/water-plants/rollback", "wrong-token-0123456789"); code != 401 {

@@ -2,7 +2,6 @@ package app
 
 import (
 	"bytes"
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -10,7 +9,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -67,24 +65,7 @@ func TestDaemonServesTLS(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, "config.yaml"), cfg, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	a, err := OpenFor(ctx, ForDaemon, home, environ, io.Discard, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	d, err := NewDaemon(a, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- d.Run(runCtx) }()
-	defer func() {
-		stop()
-		<-done
-		d.Close()
-	}()
+	_, d := serveHome(t, home, environ)
 	addr := d.Addr().String()
 	client := &http.Client{Timeout: 10 * time.Second,
 		Transport:     &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}},
