@@ -153,6 +153,12 @@ func (h *helper) fail(stage string, err error) int {
 // close-on-exec, the file system view (namespaces), rlimits, capabilities
 // dropped, Landlock, seccomp.
 func (h *helper) setup(sp spec) error {
+	// Run refuses these too; the helper checks again because allowing inet
+	// sockets outside a network namespace of the sandbox's own would open
+	// the host's network.
+	if sp.Loopback && (sp.Network || !sp.Namespaces) {
+		return errors.New("a loopback-only network needs a network namespace of its own (no Network, namespaces)")
+	}
 	// Before Landlock, which may hide /proc (the fallback reads it).
 	how, err := cloexecFrom(3)
 	if err != nil {
@@ -193,6 +199,16 @@ func (h *helper) setup(sp spec) error {
 		}
 		if !sp.Network {
 			h.layer(LayerNetNS)
+		}
+		if sp.Loopback {
+			// Still with CAP_NET_ADMIN over the namespace, which its user
+			// namespace owns. The target has none; a builder of nested
+			// sandboxes keeps it, over this namespace alone, which holds
+			// nothing that leads out.
+			if err := loopbackUp(); err != nil {
+				return fmt.Errorf("bring the loopback interface up: %w", err)
+			}
+			h.st.Detail[LayerNetNS] = "own network namespace, loopback only"
 		}
 	} else {
 		h.skip("no namespaces: the command sees the host's files, processes and network")
@@ -239,7 +255,7 @@ func (h *helper) setup(sp spec) error {
 		// Landlock is what keeps the home out: it applies then.
 		h.skip("landlock: not applied to a process that builds nested sandboxes")
 	} else {
-		rules := landlock.Rules{ReadOnly: []string{"/"}, ReadWrite: []string{"/tmp", "/dev/shm", "/dev/null"}, AllowTCP: sp.Network, Scope: true}
+		rules := landlock.Rules{ReadOnly: []string{"/"}, ReadWrite: []string{"/tmp", "/dev/shm", "/dev/null"}, AllowTCP: sp.inet(), Scope: true}
 		if !sp.Namespaces {
 			// Without a mount view, Landlock alone draws the line on the
 			// host's file system: the system directories, the device nodes
@@ -265,7 +281,7 @@ func (h *helper) setup(sp spec) error {
 			h.skip("landlock: " + m)
 		}
 	}
-	if err := seccomp.Install(seccomp.Options{AllowNamespaces: sp.Nested, AllowInet: sp.Network}); err != nil {
+	if err := seccomp.Install(seccomp.Options{AllowNamespaces: sp.Nested, AllowInet: sp.inet()}); err != nil {
 		if seccomp.Supported() != nil {
 			h.skip("seccomp: " + err.Error())
 			h.skip("socket families: not filtered without seccomp")
@@ -276,12 +292,36 @@ func (h *helper) setup(sp spec) error {
 	}
 	h.layer(LayerSeccomp)
 	h.layer(LayerSockets)
-	h.st.Detail[LayerSockets] = "AF_UNIX; AF_INET, AF_INET6 and NETLINK_ROUTE only with the network"
+	h.st.Detail[LayerSockets] = "AF_UNIX; AF_INET, AF_INET6 and NETLINK_ROUTE only with the network or loopback"
 	if sp.Namespaces {
 		h.layer(LayerHelperSignals)
 		h.st.Detail[LayerHelperSignals] = "PID 1 catches every signal; fault signals with a made-up siginfo refused"
 	} else {
 		h.skip("helper signals: without a PID namespace the helper is no init, and the target can kill it")
+	}
+	return nil
+}
+
+// loopbackUp sets IFF_UP on lo, the only interface of a new network
+// namespace, which the kernel creates down. The socket is only a handle for
+// the ioctl (seccomp, which would refuse an AF_INET one, is not installed
+// yet); nothing is sent.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("socket: %w", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("SIOCGIFFLAGS: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("SIOCSIFFLAGS: %w", err)
 	}
 	return nil
 }

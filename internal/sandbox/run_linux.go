@@ -79,6 +79,9 @@ func (r *Runner) prepare(ctx context.Context, p *Policy) (spec, error) {
 	if p.Mode == "" && (len(p.Argv) == 0 || p.Argv[0] == "") {
 		return spec{}, fmt.Errorf("%w: no command", ErrBadPolicy)
 	}
+	if p.Network && p.Loopback {
+		return spec{}, fmt.Errorf("%w: Network and Loopback are exclusive (the host's network, or the sandbox's own loopback only)", ErrBadPolicy)
+	}
 	for _, path := range append([]string{p.Workspace}, p.ReadOnly...) {
 		if path != "" && !filepath.IsAbs(path) {
 			return spec{}, fmt.Errorf("%w: %q is not an absolute path", ErrBadPolicy, path)
@@ -95,6 +98,11 @@ func (r *Runner) prepare(ctx context.Context, p *Policy) (spec, error) {
 	if len(p.Covers) > 0 && !tier.has(LayerUserNS) {
 		return spec{}, fmt.Errorf("%w: covering workspace files needs the mount namespace", ErrDegraded)
 	}
+	// Without namespaces there is no network namespace of the sandbox's
+	// own: the sockets Loopback allows would reach the host's network.
+	if p.Loopback && !tier.has(LayerUserNS) {
+		return spec{}, fmt.Errorf("%w: a loopback-only network needs the network namespace", ErrDegraded)
+	}
 	if f := floorOf(*p); f != nil {
 		low, err := f.low()
 		if err != nil {
@@ -106,7 +114,7 @@ func (r *Runner) prepare(ctx context.Context, p *Policy) (spec, error) {
 	}
 	return spec{
 		Argv: p.Argv, Dir: p.Dir, Env: p.Env, Workspace: p.Workspace, ReadOnly: p.ReadOnly,
-		Network: p.Network, Nested: p.Nested, Limits: p.Limits, Namespaces: tier.has(LayerUserNS), TmpSize: DefaultTmpSize,
+		Network: p.Network, Loopback: p.Loopback, Nested: p.Nested, Limits: p.Limits, Namespaces: tier.has(LayerUserNS), TmpSize: DefaultTmpSize,
 		Mode: p.Mode, Covers: p.Covers,
 	}, nil
 }

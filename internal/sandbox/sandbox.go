@@ -2,15 +2,17 @@
 // write: shell commands, git, the self-coding gate's tests and self-coded
 // tools. Run starts the shelldon binary in its sandbox helper mode
 // (`shelldon be-child sandbox`) inside new user, mount, PID, network, IPC
-// and UTS namespaces; the helper builds a read-only view of the system with
-// only the policy's workspace and a private, size- and inode-bounded /tmp
-// writable, pivots into it, applies rlimits, drops every capability,
-// restricts itself with Landlock (where the kernel has it) and a seccomp
-// filter (which also limits sockets to the families the policy needs), and
-// then starts the target with descriptors 0, 1 and 2 only. The helper is
-// PID 1 of the sandbox: when the target exits, or the deadline kills the
-// helper, the kernel kills every process left in it, so nothing a sandboxed
-// command started (setsid, nohup, double fork) survives.
+// and UTS namespaces (the network one left out with Policy.Network, given
+// only its own loopback interface with Policy.Loopback); the helper builds
+// a read-only view of the system with only the policy's workspace and a
+// private, size- and inode-bounded /tmp writable, pivots into it, applies
+// rlimits, drops every capability, restricts itself with Landlock (where
+// the kernel has it) and a seccomp filter (which also limits sockets to the
+// families the policy needs), and then starts the target with descriptors
+// 0, 1 and 2 only. The helper is PID 1 of the sandbox: when the target
+// exits, or the deadline kills the helper, the kernel kills every process
+// left in it, so nothing a sandboxed command started (setsid, nohup, double
+// fork) survives.
 //
 // The helper's report (how the target ended) is out of the target's reach:
 // its status pipe is closed on exec like every descriptor beyond stdio; the
@@ -55,7 +57,20 @@ type Policy struct {
 	// Network false: an empty network namespace, AF_UNIX sockets only
 	// (seccomp) and, with Landlock, no TCP at all. True: the host's network,
 	// and AF_INET, AF_INET6 and NETLINK_ROUTE sockets too.
-	Network   bool
+	Network bool
+	// Loopback, with Network false, is a third mode: the target's own new
+	// network namespace with its loopback interface up and nothing else in
+	// it, and AF_INET, AF_INET6 and NETLINK_ROUTE sockets and (Landlock)
+	// TCP bind and connect allowed. It is for a command that must talk TCP
+	// to a relay the sandbox itself runs: git, with an in-sandbox SOCKS
+	// relay on 127.0.0.1 that forwards over a unix socket to the daemon,
+	// which dials only the owner's git host. The kernel, not the relay,
+	// keeps the rest of the network out of reach: 127.0.0.1 and ::1 there
+	// are the sandbox's own, not the host's. Setting both Network and
+	// Loopback is a bad policy; a degraded run without namespaces refuses
+	// Loopback (ErrDegraded), since sockets allowed there would be the
+	// host's network.
+	Loopback  bool
 	Nested    bool   // the command may build sandboxes of its own (the worker); seccomp then allows namespaces
 	Stdin     []byte // the target's standard input; nil means /dev/null
 	Timeout   time.Duration

@@ -8,7 +8,8 @@ type spec struct {
 	Workspace  string   `json:"workspace,omitempty"`
 	ReadOnly   []string `json:"read_only,omitempty"`
 	Network    bool     `json:"network"`
-	Nested     bool     `json:"nested,omitempty"` // the target may build sandboxes of its own
+	Loopback   bool     `json:"loopback,omitempty"` // own network namespace with lo up; never with Network
+	Nested     bool     `json:"nested,omitempty"`   // the target may build sandboxes of its own
 	Limits     Limits   `json:"limits"`
 	Namespaces bool     `json:"namespaces"` // false only in a degraded run without user namespaces
 	TmpSize    int64    `json:"tmp_size"`
@@ -16,6 +17,11 @@ type spec struct {
 	Mode       string   `json:"mode,omitempty"`  // run this in-process mode of the helper instead of Argv
 	Covers     []Cover  `json:"covers,omitempty"`
 }
+
+// inet reports whether the target may make AF_INET and AF_INET6 sockets
+// and use TCP: with the host's network, or in its own namespace whose only
+// interface is its loopback.
+func (sp spec) inet() bool { return sp.Network || sp.Loopback }
 
 // status is what the helper reports on its status pipe: the layers it put
 // in place, then how the target ended, or the setup step that failed.

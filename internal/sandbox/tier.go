@@ -28,7 +28,8 @@ const (
 	LayerProcMasked = "proc-masked"
 	// LayerSockets: seccomp lets the target make AF_UNIX sockets only, and
 	// AF_INET, AF_INET6 and NETLINK_ROUTE ones when the policy grants the
-	// network; any other family fails with EAFNOSUPPORT.
+	// network or a loopback of its own (Policy.Loopback); any other family
+	// fails with EAFNOSUPPORT.
 	LayerSockets = "socket-families"
 	// LayerFDsClosed: the target starts with descriptors 0, 1 and 2 only;
 	// every other one of the helper's is close-on-exec (close_range, or
