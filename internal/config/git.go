@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/shelldon/shelldon/internal/sshkey"
 )
 
 // GitConfig is git.*: the remotes the git tool may reach. It is the
@@ -32,8 +34,13 @@ type GitRemote struct {
 	// expects; GitLab and Gitea take any name with a personal token).
 	Username string `yaml:"username"`
 	// SSHKey is a private key file inside shelldon's home (never the
-	// owner's ~/.ssh, never the workspace), for an ssh remote.
+	// owner's ~/.ssh, never the workspace), without a passphrase: an ssh
+	// remote needs one (shelldon uses no agent).
 	SSHKey string `yaml:"ssh_key"`
+	// HostKey pins an ssh remote's host key, as ssh-keyscan prints it
+	// ("host ssh-ed25519 AAAA...") or as a .pub file holds it: the daemon
+	// talks to no other. Required for an ssh remote, refused for https.
+	HostKey string `yaml:"host_key"`
 	// AllowForce lets a push rewrite the remote's history (+refspec,
 	// --force, --force-with-lease); AllowDelete lets it delete remote refs.
 	AllowForce  bool `yaml:"allow_force"`
@@ -103,6 +110,11 @@ func (c *Config) completeGit() []*Error {
 		} else if !plainWord(r.Username) {
 			errs = append(errs, c.errAt(key+".username", "must be letters, digits, '.', '_', '-' or '@'"))
 		}
+		if scheme == "ssh" {
+			errs = append(errs, c.checkSSHRemote(key, r)...)
+		} else if r.HostKey != "" {
+			errs = append(errs, c.errAt(key+".host_key", "host_key is for an ssh remote; an %s remote is checked by its TLS certificate", scheme))
+		}
 		if r.SSHKey != "" {
 			if scheme != "ssh" {
 				errs = append(errs, c.errAt(key+".ssh_key", "an %s remote authenticates with token_env, not an ssh key", scheme))
@@ -113,6 +125,32 @@ func (c *Config) completeGit() []*Error {
 			}
 			r.SSHKey = p
 		}
+	}
+	return errs
+}
+
+// checkSSHRemote checks what an ssh remote needs beyond its URL: a key
+// file of shelldon's own and the server's pinned host key.
+func (c *Config) checkSSHRemote(key string, r *GitRemote) []*Error {
+	var errs []*Error
+	host, port := r.Host, ""
+	if h, p, err := net.SplitHostPort(r.Host); err == nil {
+		host, port = h, " -p "+p
+	}
+	host = strings.Trim(host, "[]")
+	if r.SSHKey == "" && r.TokenEnv == "" {
+		errs = append(errs, c.errAt(key+".ssh_key",
+			"an ssh remote needs ssh_key, a private key file inside shelldon's home made for shelldon without a passphrase "+
+				"(ssh-keygen -t ed25519 -N '' -f %s; add its .pub to the server): shelldon uses no agent and not ~/.ssh",
+			filepath.Join(c.Home, "keys", r.Name)))
+	}
+	if r.HostKey == "" {
+		errs = append(errs, c.errAt(key+".host_key",
+			"an ssh remote needs host_key, the server's public host key, which shelldon pins: get it with "+
+				"`ssh-keyscan -t ed25519%s %s`, and check its fingerprint (pipe that line into `ssh-keygen -lf -`) against the one the server's owner publishes",
+			port, host))
+	} else if _, err := sshkey.ParseHost(r.HostKey); err != nil {
+		errs = append(errs, c.errAt(key+".host_key", "%v", err))
 	}
 	return errs
 }
@@ -299,6 +337,13 @@ func gitKeysDoc() string {
 #     token_env: GIT_NOTES_TOKEN
 #     allow_force: false    # let a push rewrite the remote's history
 #     allow_delete: false   # let a push delete remote branches or tags
+# or, over ssh, with a key made for shelldon (no passphrase) in this
+# directory and the server's host key (ssh-keyscan -t ed25519 HOST; check
+# its fingerprint against the one the server publishes):
+#   - name: nas
+#     url: ssh://git@nas.lan:2222/srv/notes.git   # or git@nas.lan:notes.git
+#     ssh_key: keys/nas
+#     host_key: ssh-ed25519 AAAA...
 git:
   #remotes: []
 `
