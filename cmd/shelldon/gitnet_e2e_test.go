@@ -288,6 +288,10 @@ func TestApprovedGitPush(t *testing.T) {
 	if git("-C", bare, "cat-file", "-t", x) != "commit" {
 		t.Error("the pushed commit is not on the remote")
 	}
+	// The workspace's tracking ref follows, as after git's own push.
+	if got := git("-C", ws, "rev-parse", "refs/remotes/origin/main"); got != x {
+		t.Errorf("the workspace's refs/remotes/origin/main = %s, want the pushed %s", got, x)
+	}
 	if out, err := exec.Command("git", "-C", bare, "cat-file", "-e", late).CombinedOutput(); err == nil {
 		t.Errorf("the commit made after the card reached the remote: %s", out)
 	}

@@ -73,7 +73,10 @@ type App struct {
 	settingsMu sync.Mutex
 	// gitMu serializes the daemon's use of its git mirrors (gitmirror.go):
 	// each use rewrites a mirror's configuration first.
-	gitMu     sync.Mutex
+	gitMu sync.Mutex
+	// exe is the shelldon binary the sandbox helper and git's relay run
+	// from (gitremote.Jail).
+	exe       string
 	onToken   func(token string) // the API takes a new token (OnAPIToken)
 	sched     *scheduleDesk      // the schedules (schedules.go), made once by schedules()
 	schedOnce sync.Once
@@ -168,7 +171,7 @@ func OpenFor(ctx context.Context, mode Mode, home string, environ []string, logw
 	}
 	tier := runner.Probe(ctx)
 	reportTier(log, tier, cfg.Sandbox.AllowDegraded)
-	a := &App{Store: st, Log: log, Redactor: red, Sandbox: runner, Tier: tier, environ: environ, model: model}
+	a := &App{Store: st, Log: log, Redactor: red, Sandbox: runner, Tier: tier, environ: environ, model: model, exe: exe}
 	a.setConfig(cfg, providers)
 	tools, skills, err := openLibraries(cfg)
 	if err != nil {

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -64,6 +65,23 @@ func TestGitMirrorsNeverInTheWorkspace(t *testing.T) {
 	for _, ws := range []string{h, filepath.Join(h, "cache"), filepath.Join(h, "cache", "git-remotes")} {
 		if _, err := ensureGitMirrors(&config.Config{Home: h, Workspace: ws}); err == nil {
 			t.Errorf("workspace %s: the mirrors would be inside it", ws)
+		}
+	}
+	// The same through symbolic links: a workspace that is a link to the
+	// home, and a home reached through a link while the workspace is named
+	// by its real path.
+	other := t.TempDir()
+	link := filepath.Join(other, "ws")
+	if err := os.Symlink(h, link); err != nil {
+		t.Fatal(err)
+	}
+	homeLink := filepath.Join(other, "home")
+	if err := os.Symlink(h, homeLink); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []config.Config{{Home: h, Workspace: link}, {Home: homeLink, Workspace: h}, {Home: homeLink, Workspace: filepath.Join(h, "cache")}} {
+		if _, err := ensureGitMirrors(&c); err == nil {
+			t.Errorf("home %s, workspace %s: the mirrors would be inside it", c.Home, c.Workspace)
 		}
 	}
 }

@@ -2,13 +2,16 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/shelldon/shelldon/internal/config"
 	"github.com/shelldon/shelldon/internal/gitremote"
 	"github.com/shelldon/shelldon/internal/inert"
+	"github.com/shelldon/shelldon/internal/sandbox"
+	"github.com/shelldon/shelldon/internal/sshkey"
 )
 
 // checkGitRemotes lists the owner's git remotes (name, host, credential
@@ -16,6 +19,15 @@ import (
 // its branches with git ls-remote, through the credential path the git
 // tool uses, changing nothing.
 func (d *doctor) checkGitRemotes(ctx context.Context, cfg *config.Config) {
+	if len(cfg.Git.Remotes) == 0 {
+		return
+	}
+	jail := gitremote.Jail{AllowDegraded: cfg.Sandbox.AllowDegraded}
+	if exe, err := executable(); err == nil {
+		if runner, err := sandbox.NewRunner(exe); err == nil {
+			jail.Sandbox, jail.Exe = runner, exe
+		}
+	}
 	for _, r := range cfg.Git.Remotes {
 		what := "git " + r.Name
 		cred := "no credential"
@@ -28,21 +40,19 @@ func (d *doctor) checkGitRemotes(ctx context.Context, cfg *config.Config) {
 			cred = fmt.Sprintf("token %s (%s)", r.TokenEnv, state)
 		case r.SSHKey != "":
 			cred = "ssh key " + r.SSHKey
+			if pk, err := sshkey.ParseHost(r.HostKey); err == nil {
+				cred += ", host key " + ssh.FingerprintSHA256(pk)
+			}
 		}
 		desc := fmt.Sprintf("%s://%s%s, %s", r.Scheme, r.Host, inert.Line(r.Path), cred)
 		if r.TokenEnv != "" && cfg.GitToken(r) == "" {
 			d.fail(what, desc+": put the token in "+cfg.Path(config.FileEnv))
 			continue
 		}
-		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		refs, err := gitremote.LsRemote(cctx, gitremote.Remote{
-			Name: r.Name, URL: r.URL, Scheme: r.Scheme, Host: r.Host,
-			Username: r.Username, Token: cfg.GitToken(r),
-		})
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		refs, err := gitremote.LsRemote(cctx, jail, remoteOf(cfg, r))
 		cancel()
 		switch {
-		case errors.Is(err, gitremote.ErrSSH):
-			d.warn(what, desc+": not checked, "+err.Error())
 		case err != nil:
 			d.fail(what, desc+": "+inert.Line(err.Error()))
 		default:

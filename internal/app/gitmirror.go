@@ -32,11 +32,31 @@ func gitMirrors(home string) string { return filepath.Join(home, "cache", "git-r
 // as the home itself) gets none: the model must never write a mirror.
 func ensureGitMirrors(cfg *config.Config) (string, error) {
 	dir := gitMirrors(cfg.Home)
-	if rel, err := filepath.Rel(cfg.Workspace, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-		return "", fmt.Errorf("git remotes: the mirrors (%s) would be inside the workspace (%s); move the workspace out of shelldon's home", dir, cfg.Workspace)
+	inside := func(ws, d string) error {
+		if rel, err := filepath.Rel(ws, d); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return fmt.Errorf("git remotes: the mirrors (%s) would be inside the workspace (%s); move the workspace out of shelldon's home", dir, cfg.Workspace)
+		}
+		return nil
+	}
+	if err := inside(cfg.Workspace, dir); err != nil {
+		return "", err
+	}
+	// Once more as the kernel resolves them: a workspace reached through
+	// a symbolic link (or a home that is one) must not hide that they meet.
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	if err := inside(real(cfg.Workspace), filepath.Join(real(cfg.Home), "cache", "git-remotes")); err != nil {
+		return "", err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("git mirrors: %w", err)
+	}
+	if err := inside(real(cfg.Workspace), real(dir)); err != nil {
+		return "", err
 	}
 	return dir, nil
 }
@@ -57,6 +77,24 @@ func (a *App) remotes() []gitguard.Remote {
 		return core.GitRemotes(gitRemotes(cfg))
 	}
 	return nil
+}
+
+// remoteOf is r as gitremote runs it, with its credential.
+func remoteOf(cfg *config.Config, r config.GitRemote) gitremote.Remote {
+	return gitremote.Remote{
+		Name: r.Name, URL: r.URL, Scheme: r.Scheme, Host: r.Host,
+		Username: r.Username, Token: cfg.GitToken(r),
+		User: r.User, Path: r.Path, SSHKey: r.SSHKey, HostKey: r.HostKey,
+	}
+}
+
+// gitJail is where git against a remote runs: the daemon's sandbox.
+func (a *App) gitJail(cfg *config.Config) gitremote.Jail {
+	j := gitremote.Jail{Exe: a.exe, AllowDegraded: cfg.Sandbox.AllowDegraded, MinFreeDisk: uint64(cfg.Sandbox.MinFreeDisk)}
+	if a.Sandbox != nil {
+		j.Sandbox = a.Sandbox
+	}
+	return j
 }
 
 // gitFetch is the network half of an approved git fetch or pull (the core
@@ -81,10 +119,7 @@ func (a *App) gitFetch(ctx context.Context, nc gitguard.NetCommand) (string, err
 	defer a.gitMu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, gitMirrorTimeout)
 	defer cancel()
-	err = gitremote.Fetch(ctx, gitremote.Remote{
-		Name: r.Name, URL: r.URL, Scheme: r.Scheme, Host: r.Host,
-		Username: r.Username, Token: cfg.GitToken(r),
-	}, mirror, gitguard.MirrorArgs(nc, r.URL))
+	err = gitremote.Fetch(ctx, a.gitJail(cfg), remoteOf(cfg, r), mirror, gitguard.MirrorArgs(nc, r.URL))
 	if err != nil {
 		return "", err
 	}
@@ -170,10 +205,8 @@ func (a *App) gitPush(ctx context.Context, nc gitguard.NetCommand, commits []str
 			}
 		}
 	}
-	out, err := gitremote.Run(ctx, gitremote.Remote{
-		Name: r.Name, URL: r.URL, Scheme: r.Scheme, Host: r.Host,
-		Username: r.Username, Token: cfg.GitToken(r),
-	}, mirror, gitguard.PushArgs(nc, r.URL, commits))
+	out, err := gitremote.Run(ctx, a.gitJail(cfg), remoteOf(cfg, r), mirror,
+		append([]string{"--git-dir=" + mirror}, gitguard.PushArgs(nc, r.URL, commits)...))
 	if err != nil {
 		return "", err
 	}

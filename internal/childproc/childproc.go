@@ -13,6 +13,7 @@ import (
 	"os/exec"
 
 	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/gitremote"
 	"github.com/shelldon/shelldon/internal/redact"
 	"github.com/shelldon/shelldon/internal/sandbox"
 	"github.com/shelldon/shelldon/internal/wire"
@@ -51,6 +52,13 @@ func Dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		})
 	case "gate":
 		return gateMode(stdin, stdout, logger)
+	// git against an owner's remote, inside its sandbox (package gitremote).
+	case "git-net":
+		return gitremote.NetMain(args[1:], stderr)
+	case "git-ssh":
+		return gitremote.SSHMain(args[1:], stdin, stdout, stderr)
+	case "git-cred":
+		return gitremote.CredMain(args[1:], stdin, stdout, stderr)
 	case "toolcall":
 		if err := hideFromChildren(); err != nil {
 			return exitOf(err, logger)

@@ -238,6 +238,31 @@ func PushArgs(nc NetCommand, url string, commits []string) []string {
 	return args
 }
 
+// TrackingArgv are the sandboxed git commands that then set the
+// workspace's refs/remotes/<remote>/<branch> to what an approved push left
+// on the remote (a deleted branch's tracking ref deleted), as git push
+// does itself: none for a dry run, nor for a ref outside refs/heads/.
+func TrackingArgv(nc NetCommand, commits []string) [][]string {
+	if PushDryRun(nc) || len(commits) != len(nc.Refs) {
+		return nil
+	}
+	var out [][]string
+	for i, r := range nc.Refs {
+		t := trackingRef(nc.Remote.Name, pushDst(r.Dst))
+		if !strings.HasPrefix(t, "refs/remotes/") {
+			continue
+		}
+		args := []string{"-m", "push", t, commits[i]}
+		if r.Delete {
+			args = []string{"-d", t}
+		} else if !IsObjectName(commits[i]) {
+			continue
+		}
+		out = append(out, Argv(Command{Sub: "update-ref", Args: args}))
+	}
+	return out
+}
+
 // PushDryRun reports whether a push only says what it would do.
 func PushDryRun(nc NetCommand) bool {
 	return nc.Sub == "push" && (slices.Contains(nc.Opts, "-n") || slices.Contains(nc.Opts, "--dry-run"))

@@ -13,6 +13,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/shelldon/shelldon/internal/sandbox"
+	"github.com/shelldon/shelldon/internal/testbin"
 )
 
 const token = "tok-Secret-4f9a1c"
@@ -84,20 +87,42 @@ func bareRepo(t *testing.T) string {
 	return root
 }
 
+// testJail is the sandbox with the real shelldon binary as its helper and
+// as git's relay.
+func testJail(t *testing.T) Jail {
+	t.Helper()
+	bin := os.Getenv("SHELLDON_TEST_HELPER") // TestUnprivileged's re-run
+	if bin == "" {
+		bin = testbin.Shelldon(t)
+	}
+	runner, err := sandbox.NewRunner(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Jail{Sandbox: runner, Exe: bin}
+}
+
 func remoteFor(s *server, path string) Remote {
 	host := strings.TrimPrefix(s.URL, "http://")
 	return Remote{Name: "origin", URL: s.URL + path, Scheme: "http", Host: host, Username: "x-access-token", Token: token}
 }
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
+}
+
 func TestLsRemote(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
+	j := testJail(t)
 	root := bareRepo(t)
 	canary := newServer(t, root, "")
 	srv := newServer(t, root, canary.URL)
 
 	t.Run("the token opens the remote", func(t *testing.T) {
-		refs, err := LsRemote(ctx, remoteFor(srv, "/repo.git"))
+		refs, err := LsRemote(ctx, j, remoteFor(srv, "/repo.git"))
 		if err != nil || !slices.Contains(refs, "refs/heads/main") {
 			t.Fatalf("refs %v, err %v", refs, err)
 		}
@@ -105,13 +130,13 @@ func TestLsRemote(t *testing.T) {
 	t.Run("a wrong token is refused, and not shown", func(t *testing.T) {
 		r := remoteFor(srv, "/repo.git")
 		r.Token = "wrong-" + token
-		_, err := LsRemote(ctx, r)
+		_, err := LsRemote(ctx, j, r)
 		if err == nil || strings.Contains(err.Error(), r.Token) {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("a redirect to another port is not followed", func(t *testing.T) {
-		_, err := LsRemote(ctx, remoteFor(srv, "/moved/repo.git"))
+		_, err := LsRemote(ctx, j, remoteFor(srv, "/moved/repo.git"))
 		if err == nil {
 			t.Fatal("ls-remote through a redirect succeeded")
 		}
@@ -119,93 +144,85 @@ func TestLsRemote(t *testing.T) {
 			t.Errorf("the canary saw %d requests: %q", len(got), got)
 		}
 	})
-	t.Run("the helper answers no other host, same address other port", func(t *testing.T) {
-		// The remote's host is srv, but git is pointed at the canary: the
-		// canary asks for credentials, and the helper gives none.
+	t.Run("git pointed at another port reaches nothing", func(t *testing.T) {
+		// The remote's host is srv, but git is pointed at the canary (the
+		// same address, another port): the relay refuses to connect.
 		r := remoteFor(srv, "/repo.git")
 		r.URL = canary.URL + "/repo.git"
-		before := len(canary.seen())
-		if _, err := LsRemote(ctx, r); err == nil {
-			t.Fatal("ls-remote against the canary succeeded")
+		_, err := LsRemote(ctx, j, r)
+		if err == nil || !strings.Contains(err.Error(), "not the remote origin") {
+			t.Fatalf("ls-remote against the canary: %v", err)
 		}
-		for _, a := range canary.seen()[before:] {
-			if a != "" {
-				t.Errorf("the canary got an Authorization header: %q", a)
-			}
+		if got := canary.seen(); len(got) != 0 {
+			t.Errorf("the canary saw %d requests: %q", len(got), got)
 		}
 	})
-	t.Run("the token is in neither argv nor environment", func(t *testing.T) {
-		cmd, done, err := Command(ctx, remoteFor(srv, "/repo.git"), t.TempDir(), "ls-remote", srv.URL+"/repo.git")
-		if err != nil {
+	t.Run("without the relay, git has no network at all", func(t *testing.T) {
+		// A later -c wins: git goes straight for the canary, from a
+		// network namespace that holds only its own loopback. The kernel,
+		// not the relay, is what stops it.
+		for _, proxy := range []string{"", "socks5h://127.0.0.1:1", "http://" + strings.TrimPrefix(canary.URL, "http://")} {
+			out, err := Run(ctx, j, remoteFor(srv, "/repo.git"), t.TempDir(),
+				[]string{"-c", "http.proxy=" + proxy, "ls-remote", canary.URL + "/repo.git"})
+			if err == nil {
+				t.Errorf("proxy %q: ls-remote succeeded: %s", proxy, out)
+			}
+		}
+		if got := canary.seen(); len(got) != 0 {
+			t.Errorf("the canary saw %d requests: %q", len(got), got)
+		}
+	})
+	t.Run("the token is in no argument or environment git sees", func(t *testing.T) {
+		rec := &recorder{Sandbox: j.Sandbox}
+		jr := j
+		jr.Sandbox = rec
+		if _, err := LsRemote(ctx, jr, remoteFor(srv, "/repo.git")); err != nil {
 			t.Fatal(err)
 		}
-		defer done()
-		for _, w := range append(slices.Clone(cmd.Args), cmd.Env...) {
+		if len(rec.policies) != 1 {
+			t.Fatalf("%d sandbox runs", len(rec.policies))
+		}
+		p := rec.policies[0]
+		for _, w := range append(slices.Clone(p.Argv), p.Env...) {
 			if strings.Contains(w, token) {
 				t.Errorf("the token is in %q", w)
 			}
 		}
+		if !p.Loopback || p.Network {
+			t.Errorf("git ran with Loopback %v, Network %v", p.Loopback, p.Network)
+		}
 	})
 }
 
-func TestCommandRefuses(t *testing.T) {
-	t.Parallel()
-	for _, r := range []Remote{
-		{Scheme: "ssh", Host: "h"},
-		{Scheme: "file", Host: "h"},
-		{Scheme: "ext", Host: "h"},
-		{Scheme: "https", Host: "h'; touch x; '"},
-		{Scheme: "https", Host: "h", Token: "a\nb"},
-	} {
-		if _, _, err := Command(context.Background(), r, t.TempDir(), "ls-remote"); err == nil {
-			t.Errorf("%+v: allowed", r)
-		}
-	}
+// recorder keeps the policies it runs.
+type recorder struct {
+	Sandbox
+	mu       sync.Mutex
+	policies []sandbox.Policy
 }
 
-// TestHelperAnswersOnlyItsHost runs the credential helper as git would,
-// for its own host and for others (the same address, another port).
-func TestHelperAnswersOnlyItsHost(t *testing.T) {
+func (r *recorder) Run(ctx context.Context, p sandbox.Policy) (sandbox.Result, error) {
+	r.mu.Lock()
+	r.policies = append(r.policies, p)
+	r.mu.Unlock()
+	return r.Sandbox.Run(ctx, p)
+}
+
+func TestRunRefuses(t *testing.T) {
 	t.Parallel()
-	cmd, done, err := Command(context.Background(), Remote{Scheme: "https", Host: "git.example:8443", Username: "u", Token: token}, t.TempDir(), "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer done()
-	var helper string
-	for i, a := range cmd.Args {
-		if strings.HasPrefix(a, "credential.https://git.example:8443.helper=!") && cmd.Args[i-1] == "-c" {
-			helper = strings.TrimPrefix(a, "credential.https://git.example:8443.helper=!")
-		}
-	}
-	if helper == "" {
-		t.Fatalf("no scoped helper in %q", cmd.Args)
-	}
-	for _, tt := range []struct {
-		action, in string
-		answer     bool
+	j := Jail{Sandbox: &recorder{}, Exe: "/usr/bin/true"}
+	for name, tt := range map[string]struct {
+		j Jail
+		r Remote
 	}{
-		{"get", "protocol=https\nhost=git.example:8443\n\n", true},
-		{"get", "protocol=https\nhost=git.example:8444\n\n", false},
-		{"get", "protocol=https\nhost=git.example\n\n", false},
-		{"get", "protocol=http\nhost=git.example:8443\n\n", false},
-		{"get", "protocol=https\nhost=evil.example\n\n", false},
-		{"get", "host=git.example:8443\n\n", false},
-		{"store", "protocol=https\nhost=git.example:8443\n\n", false},
+		"no sandbox":           {Jail{Exe: "/x"}, Remote{Scheme: "https", Host: "h"}},
+		"file scheme":          {j, Remote{Scheme: "file", Host: "h"}},
+		"ext scheme":           {j, Remote{Scheme: "ext", Host: "h"}},
+		"token with newline":   {j, Remote{Scheme: "https", Host: "h", Token: "a\nb"}},
+		"binary path unquoted": {Jail{Sandbox: &recorder{}, Exe: "/x'y"}, Remote{Scheme: "https", Host: "h"}},
 	} {
-		sh := exec.Command("/bin/sh", "-c", helper+` "$@"`, helper, tt.action)
-		sh.Stdin = strings.NewReader(tt.in)
-		sh.ExtraFiles = cmd.ExtraFiles
-		out, err := sh.Output()
-		if err != nil {
-			t.Fatalf("%q: %v", tt.in, err)
-		}
-		want := ""
-		if tt.answer {
-			want = "username=u\npassword=" + token + "\n"
-		}
-		if string(out) != want {
-			t.Errorf("%s %q: answered %q, want %q", tt.action, tt.in, out, want)
+		if _, err := Run(context.Background(), tt.j, tt.r, t.TempDir(), []string{"ls-remote"}); err == nil {
+			t.Errorf("%s: allowed", name)
 		}
 	}
 }

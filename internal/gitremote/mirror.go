@@ -47,42 +47,14 @@ func PrepareMirror(ctx context.Context, dir string) error {
 }
 
 // Fetch runs `git fetch` (args from gitguard.MirrorArgs, which name r's
-// URL) in the bare mirror, with r's credential bound to its host as
-// Command binds it. The error's text is git's, with the token taken out.
-func Fetch(ctx context.Context, r Remote, mirror string, args []string) error {
+// URL) into the bare mirror, in the sandbox with the mirror its only
+// writable directory and r's host its only network (Run).
+func Fetch(ctx context.Context, j Jail, r Remote, mirror string, args []string) error {
 	if err := PrepareMirror(ctx, mirror); err != nil {
 		return err
 	}
-	_, err := Run(ctx, r, mirror, args)
+	_, err := Run(ctx, j, r, mirror, append([]string{"--git-dir=" + mirror}, args...))
 	return err
-}
-
-// Run runs git with args (after the daemon-owned configuration) in the
-// bare mirror against r, as Command binds r's credential, and returns its
-// output. The mirror must have been prepared (PrepareMirror). The error's
-// and the output's text is git's, bounded, with the token taken out.
-func Run(ctx context.Context, r Remote, mirror string, args []string) (string, error) {
-	home, err := os.MkdirTemp("", "shelldon-git-home-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(home)
-	cmd, done, err := Command(ctx, r, home, append([]string{"--git-dir=" + mirror}, args...)...)
-	if err != nil {
-		return "", err
-	}
-	defer done()
-	cmd.Dir = mirror
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		sub := "git"
-		if len(args) > 0 {
-			sub += " " + args[0]
-		}
-		return "", fmt.Errorf("%s %s: %v: %s", sub, r.Name, err, scrub(out.String(), r.Token))
-	}
-	return scrub(out.String(), r.Token), nil
 }
 
 // Local runs git with args in the bare mirror, with no remote, no
@@ -98,16 +70,4 @@ func Local(ctx context.Context, mirror string, args ...string) (string, error) {
 		return "", fmt.Errorf("git %s in the mirror: %w", strings.Join(args, " "), err)
 	}
 	return strings.TrimSpace(string(out)), nil
-}
-
-// scrub bounds git's output and takes the token out, should it appear.
-func scrub(msg, token string) string {
-	msg = strings.TrimSpace(msg)
-	if token != "" {
-		msg = strings.ReplaceAll(msg, token, "[redacted]")
-	}
-	if len(msg) > 2000 {
-		msg = msg[:2000] + "..."
-	}
-	return strings.ToValidUTF8(msg, "\uFFFD")
 }

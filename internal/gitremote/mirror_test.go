@@ -24,6 +24,7 @@ func revParse(t *testing.T, gitDir, rev string) string {
 func TestFetchIntoMirror(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
+	j := testJail(t)
 	root := bareRepo(t)
 	canary := newServer(t, root, "")
 	srv := newServer(t, root, canary.URL)
@@ -31,7 +32,7 @@ func TestFetchIntoMirror(t *testing.T) {
 	mirror := filepath.Join(t.TempDir(), "git-remotes", "origin.git")
 	r := remoteFor(srv, "/repo.git")
 
-	if err := Fetch(ctx, r, mirror, []string{"fetch", "--no-tags", "--", r.URL, "+refs/heads/main:refs/heads/main"}); err != nil {
+	if err := Fetch(ctx, j, r, mirror, []string{"fetch", "--no-tags", "--", r.URL, "+refs/heads/main:refs/heads/main"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := revParse(t, mirror, "refs/heads/main"); got != want {
@@ -55,7 +56,7 @@ func TestFetchIntoMirror(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mirror, "config"), []byte(planted), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Fetch(ctx, r, mirror, []string{"fetch", "--no-tags", "--", r.URL, "+refs/heads/main:refs/heads/main"}); err != nil {
+	if err := Fetch(ctx, j, r, mirror, []string{"fetch", "--no-tags", "--", r.URL, "+refs/heads/main:refs/heads/main"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(fired); err == nil {
@@ -75,7 +76,7 @@ func TestFetchIntoMirror(t *testing.T) {
 		bad := r
 		bad.Token = "wrong-" + token
 		m := filepath.Join(t.TempDir(), "m.git")
-		err := Fetch(ctx, bad, m, []string{"fetch", "--", bad.URL, "+refs/heads/main:refs/heads/main"})
+		err := Fetch(ctx, j, bad, m, []string{"fetch", "--", bad.URL, "+refs/heads/main:refs/heads/main"})
 		if err == nil || strings.Contains(err.Error(), bad.Token) {
 			t.Fatalf("err = %v", err)
 		}
@@ -88,7 +89,7 @@ func TestFetchIntoMirror(t *testing.T) {
 		if err := os.WriteFile(f, nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if err := Fetch(ctx, r, f, []string{"fetch", "--", r.URL}); err == nil {
+		if err := Fetch(ctx, j, r, f, []string{"fetch", "--", r.URL}); err == nil {
 			t.Fatal("fetched into a file")
 		}
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/gitguard"
+	"github.com/shelldon/shelldon/internal/inert"
 	"github.com/shelldon/shelldon/internal/sandbox"
 	"github.com/shelldon/shelldon/internal/worker"
 	"github.com/shelldon/shelldon/internal/workspace"
@@ -177,7 +178,18 @@ func gitNet(ctx context.Context, env Env, args string, nc gitguard.NetCommand, c
 		if err != nil {
 			return "", fmt.Errorf("git push %s: %w", nc.Remote.Name, err)
 		}
-		return "pushed to " + nc.Remote.Name + ":\n" + got.Output, nil
+		out := "pushed to " + nc.Remote.Name + ":\n" + got.Output
+		// The workspace's refs/remotes/<remote>/ follow, as after a push
+		// of git's own: the pushed commits are the workspace's.
+		if commits, err := gitguard.ParsePushBinding(nc, worker.BindingFrom(ctx)); err == nil {
+			for _, argv := range gitguard.TrackingArgv(nc, commits) {
+				if _, err := runGitQuiet(ctx, env, argv, covers); err != nil {
+					out += "\n(the workspace's refs/remotes/" + nc.Remote.Name + "/ were not updated: " + inert.Line(err.Error()) + ")"
+					break
+				}
+			}
+		}
+		return out, nil
 	}
 	got, err := env.Git.GitFetch(ctx, contracts.GitFetch{Args: args})
 	if err != nil {

@@ -72,6 +72,7 @@ func newTokenServer(t *testing.T, root string) *tokenServer {
 // daemonSide is the daemon's half as the core and the app carry it out:
 // it parses the approved arguments itself and fetches into its mirror.
 type daemonSide struct {
+	jail    gitremote.Jail
 	remote  gitremote.Remote
 	remotes []gitguard.Remote
 	mirror  string
@@ -88,7 +89,7 @@ func (d *daemonSide) GitFetch(ctx context.Context, req contracts.GitFetch) (cont
 	if err != nil {
 		return contracts.GitFetched{}, err
 	}
-	if err := gitremote.Fetch(ctx, d.remote, d.mirror, gitguard.MirrorArgs(nc, d.remote.URL)); err != nil {
+	if err := gitremote.Fetch(ctx, d.jail, d.remote, d.mirror, gitguard.MirrorArgs(nc, d.remote.URL)); err != nil {
 		return contracts.GitFetched{}, err
 	}
 	return contracts.GitFetched{Mirror: d.mirror}, nil
@@ -123,6 +124,7 @@ func TestGitFetchPull(t *testing.T) {
 		mirror:  filepath.Join(t.TempDir(), "git-remotes", "origin.git"),
 	}
 	tool := newNetGitTool(t, ws, remotes, d)
+	d.jail = gitremote.Jail{Sandbox: runner, Exe: testHelper(t)}
 	run := func(args string) (string, error) {
 		raw, _ := json.Marshal(gitArgs{Args: args})
 		if err := tool.Check(context.Background(), raw); err != nil {

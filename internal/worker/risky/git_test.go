@@ -39,12 +39,17 @@ var (
 
 // newGitTool returns the git tool on ws, run by a real sandbox whose
 // helper is the real shelldon binary.
+// testHelper is the shelldon binary the test sandbox runs.
+func testHelper(t *testing.T) string {
+	if helper := os.Getenv("SHELLDON_TEST_HELPER"); helper != "" {
+		return helper
+	}
+	return testbin.Shelldon(t)
+}
+
 func newGitTool(t *testing.T, ws string) *worker.Tool {
 	t.Helper()
-	helper := os.Getenv("SHELLDON_TEST_HELPER")
-	if helper == "" {
-		helper = testbin.Shelldon(t)
-	}
+	helper := testHelper(t)
 	runnerOnce.Do(func() { runner, runnerErr = sandbox.NewRunner(helper) })
 	if runnerErr != nil {
 		t.Fatal(runnerErr)
