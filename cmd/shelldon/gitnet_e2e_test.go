@@ -1,12 +1,9 @@
 package main
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"net/http"
-	"net/http/cgi"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -17,6 +14,7 @@ import (
 
 	"github.com/shelldon/shelldon/internal/broker/brokertest"
 	"github.com/shelldon/shelldon/internal/contracts"
+	"github.com/shelldon/shelldon/internal/gitserve"
 )
 
 // TestApprovedGitPull: git pull through the real daemon, worker and
@@ -30,64 +28,26 @@ import (
 func TestApprovedGitPull(t *testing.T) {
 	t.Parallel()
 	const token = "tok-pull-5d0e2b"
-	root, up := t.TempDir(), t.TempDir()
-	gitEnv := []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"}
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Env = gitEnv
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	git("-C", up, "init", "-q", "-b", "main")
-	git("-C", up, "commit", "-q", "--allow-empty", "-m", "first")
-	git("-C", root, "clone", "-q", "--bare", up, "repo.git")
-	bare := filepath.Join(root, "repo.git")
-
+	root, up, bare := upstream(t)
 	var canaryHits, hits atomic.Int32
 	canary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		canaryHits.Add(1)
 		http.Error(w, "canary", http.StatusUnauthorized)
 	}))
 	defer canary.Close()
-	backend := &cgi.Handler{Path: "/usr/lib/git-core/git-http-backend",
-		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1"}}
-	want := "Basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+token))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		if r.Header.Get("Authorization") != want {
-			w.Header().Set("WWW-Authenticate", `Basic realm="t"`)
-			http.Error(w, "auth", http.StatusUnauthorized)
-			return
-		}
-		backend.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
+	srv := gitserve.HTTP(t, root, token, func(http.ResponseWriter, *http.Request) bool { hits.Add(1); return false })
 
 	prov := brokertest.NewServer(t, "anthropic", riskyScript("git", `{"args":"pull origin main"}`))
 	h := home(t, "anthropic", prov.BaseURL(), "")
+	withGitRemotes(t, h, []string{"{name: origin, url: '" + srv.URL + "/repo.git', token_env: GIT_ORIGIN_TOKEN}"}, "GIT_ORIGIN_TOKEN="+token)
 	ws := filepath.Join(h, "workspace")
-	os.MkdirAll(ws, 0o700)
-	os.Chmod(h, 0o700)
-	git("clone", "-q", bare, ws)
-	git("-C", ws, "remote", "remove", "origin")
-	f, err := os.OpenFile(filepath.Join(h, "config.yaml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("git:\n  remotes:\n    - {name: origin, url: '" + srv.URL + "/repo.git', token_env: GIT_ORIGIN_TOKEN}\n")
-	f.Close()
-	env, _ := os.ReadFile(filepath.Join(h, ".env"))
-	os.WriteFile(filepath.Join(h, ".env"), append(env, []byte("GIT_ORIGIN_TOKEN="+token+"\n")...), 0o600)
+	hostGit(t, "clone", "-q", bare, ws)
+	hostGit(t, "-C", ws, "remote", "remove", "origin")
 
 	// The remote moves on.
-	git("-C", up, "commit", "-q", "--allow-empty", "-m", "second")
-	git("-C", up, "push", "-q", bare, "main")
-	second := git("-C", up, "rev-parse", "HEAD")
+	hostGit(t, "-C", up, "commit", "-q", "--allow-empty", "-m", "second")
+	hostGit(t, "-C", up, "push", "-q", bare, "main")
+	second := hostGit(t, "-C", up, "rev-parse", "HEAD")
 
 	d := startServe(t, h)
 	_, out := d.do(t, "POST", "/api/chat", d.token, map[string]string{"text": "pull"})
@@ -107,10 +67,10 @@ func TestApprovedGitPull(t *testing.T) {
 	if reply := fmt.Sprint(out["reply"]); !strings.Contains(reply, "git ok=true") {
 		t.Fatalf("pull: %s\n%s", reply, d.log())
 	}
-	if got := git("-C", ws, "rev-parse", "HEAD"); got != second {
+	if got := hostGit(t, "-C", ws, "rev-parse", "HEAD"); got != second {
 		t.Errorf("HEAD = %s, want %s", got, second)
 	}
-	if got := git("-C", ws, "rev-parse", "refs/remotes/origin/main"); got != second {
+	if got := hostGit(t, "-C", ws, "rev-parse", "refs/remotes/origin/main"); got != second {
 		t.Errorf("refs/remotes/origin/main = %s, want %s", got, second)
 	}
 	_, audit := d.do(t, "GET", "/api/audit?limit=50", d.token, nil)
@@ -118,18 +78,7 @@ func TestApprovedGitPull(t *testing.T) {
 		t.Errorf("the audit does not record the fetch: %v", audit)
 	}
 	d.stop(t)
-	if strings.Contains(d.log(), token) {
-		t.Error("the daemon's log holds the token")
-	}
-	filepath.WalkDir(h, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || !e.Type().IsRegular() || p == filepath.Join(h, ".env") {
-			return nil
-		}
-		if b, _ := os.ReadFile(p); strings.Contains(string(b), token) {
-			t.Errorf("the token is in %s", p)
-		}
-		return nil
-	})
+	secretNowhere(t, h, filepath.Join(h, ".env"), d.log(), token)
 	if n := canaryHits.Load(); n != 0 {
 		t.Errorf("the canary got %d requests", n)
 	}
@@ -161,23 +110,8 @@ func gitArgsScript(r brokertest.Recorded) brokertest.Reply {
 func TestApprovedGitPush(t *testing.T) {
 	t.Parallel()
 	const token = "tok-push-8a61f4"
-	root, up := t.TempDir(), t.TempDir()
-	gitEnv := []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"}
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"}, args...)...)
-		cmd.Env = gitEnv
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	git("-C", up, "init", "-q", "-b", "main")
-	git("-C", up, "commit", "-q", "--allow-empty", "-m", "first")
-	git("-C", root, "clone", "-q", "--bare", up, "repo.git")
-	bare := filepath.Join(root, "repo.git")
+	root, _, bare := upstream(t)
+	git := func(args ...string) string { t.Helper(); return hostGit(t, args...) }
 	git("-C", bare, "config", "http.receivepack", "true")
 	first := git("-C", bare, "rev-parse", "refs/heads/main")
 
@@ -187,52 +121,23 @@ func TestApprovedGitPush(t *testing.T) {
 		http.Error(w, "canary", http.StatusUnauthorized)
 	}))
 	defer canary.Close()
-	backend := &cgi.Handler{Path: "/usr/lib/git-core/git-http-backend",
-		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "REMOTE_USER=x-access-token"}}
-	want := "Basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+token))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != want {
-			w.Header().Set("WWW-Authenticate", `Basic realm="t"`)
-			http.Error(w, "auth", http.StatusUnauthorized)
-			return
-		}
+	srv := gitserve.HTTP(t, root, token, func(_ http.ResponseWriter, r *http.Request) bool {
 		if strings.HasSuffix(r.URL.Path, "/git-receive-pack") {
 			pushes.Add(1)
 		}
-		backend.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
+		return false
+	})
 
 	prov := brokertest.NewServer(t, "anthropic", gitArgsScript)
 	h := home(t, "anthropic", prov.BaseURL(), "")
+	withGitRemotes(t, h, []string{"{name: origin, url: '" + srv.URL + "/repo.git', token_env: GIT_ORIGIN_TOKEN}"}, "GIT_ORIGIN_TOKEN="+token)
 	ws := filepath.Join(h, "workspace")
-	os.MkdirAll(ws, 0o700)
-	os.Chmod(h, 0o700)
 	git("clone", "-q", bare, ws)
 	git("-C", ws, "remote", "remove", "origin")
-	f, err := os.OpenFile(filepath.Join(h, "config.yaml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("git:\n  remotes:\n    - {name: origin, url: '" + srv.URL + "/repo.git', token_env: GIT_ORIGIN_TOKEN}\n")
-	f.Close()
-	env, _ := os.ReadFile(filepath.Join(h, ".env"))
-	os.WriteFile(filepath.Join(h, ".env"), append(env, []byte("GIT_ORIGIN_TOKEN="+token+"\n")...), 0o600)
 
 	d := startServe(t, h)
-	chat := func(text string) map[string]any {
-		t.Helper()
-		status, out := d.do(t, "POST", "/api/chat", d.token, map[string]string{"chat": "git", "text": text})
-		if status != 200 {
-			t.Fatalf("chat %q: %d %v", text, status, out)
-		}
-		return out
-	}
-	decide := func(out map[string]any, approve bool) string {
-		t.Helper()
-		_, res := d.do(t, "POST", "/api/approvals/"+approvalID(t, out), d.token, map[string]bool{"approve": approve})
-		return fmt.Sprint(res["reply"])
-	}
+	c := gitChat{t, d}
+	chat, decide := c.say, c.decide
 
 	// The daemon learns the remote's main first.
 	if reply := decide(chat("fetch origin main"), true); !strings.Contains(reply, "git ok=true") {
@@ -322,18 +227,7 @@ func TestApprovedGitPush(t *testing.T) {
 		t.Errorf("the audit does not record the push")
 	}
 	d.stop(t)
-	if strings.Contains(d.log(), token) {
-		t.Error("the daemon's log holds the token")
-	}
-	filepath.WalkDir(h, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || !e.Type().IsRegular() || p == filepath.Join(h, ".env") {
-			return nil
-		}
-		if b, _ := os.ReadFile(p); strings.Contains(string(b), token) {
-			t.Errorf("the token is in %s", p)
-		}
-		return nil
-	})
+	secretNowhere(t, h, filepath.Join(h, ".env"), d.log(), token)
 	if n := canaryHits.Load(); n != 0 {
 		t.Errorf("the canary got %d requests", n)
 	}

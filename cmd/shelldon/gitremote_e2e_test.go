@@ -1,18 +1,14 @@
 package main
 
 import (
-	"encoding/base64"
 	"net/http"
-	"net/http/cgi"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/shelldon/shelldon/internal/broker/brokertest"
+	"github.com/shelldon/shelldon/internal/gitserve"
 )
 
 // TestDoctorGitRemotes: doctor lists the owner's git remotes and checks
@@ -22,53 +18,27 @@ import (
 func TestDoctorGitRemotes(t *testing.T) {
 	t.Parallel()
 	const token = "tok-doctor-91c3e7"
-	root, work := t.TempDir(), t.TempDir()
-	gitEnv := []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"}
-	for _, args := range [][]string{{"-C", work, "init", "-q", "-b", "main"}, {"-C", work, "commit", "-q", "--allow-empty", "-m", "first"}, {"-C", root, "clone", "-q", "--bare", work, "repo.git"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Env = gitEnv
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	root, _, _ := upstream(t)
 	var canaryHits atomic.Int32
 	canary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		canaryHits.Add(1)
 		http.Error(w, "canary", http.StatusUnauthorized)
 	}))
 	defer canary.Close()
-	backend := &cgi.Handler{Path: "/usr/lib/git-core/git-http-backend",
-		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1"}}
-	want := "Basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+token))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := gitserve.HTTP(t, root, token, func(w http.ResponseWriter, r *http.Request) bool {
 		if strings.HasPrefix(r.URL.Path, "/moved/") {
 			http.Redirect(w, r, canary.URL+r.URL.Path, http.StatusFound)
-			return
+			return true
 		}
-		if r.Header.Get("Authorization") != want {
-			w.Header().Set("WWW-Authenticate", `Basic realm="t"`)
-			http.Error(w, "auth", http.StatusUnauthorized)
-			return
-		}
-		backend.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
+		return false
+	})
 
 	prov := brokertest.NewServer(t, "anthropic", brokertest.Sequence())
 	h := home(t, "anthropic", prov.BaseURL(), "")
-	os.MkdirAll(filepath.Join(h, "workspace"), 0o700)
-	os.Chmod(h, 0o700)
-	f, err := os.OpenFile(filepath.Join(h, "config.yaml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("git:\n  remotes:\n" +
-		"    - {name: origin, url: '" + srv.URL + "/repo.git', token_env: GIT_ORIGIN_TOKEN}\n" +
-		"    - {name: moved, url: '" + srv.URL + "/moved/repo.git', token_env: GIT_ORIGIN_TOKEN}\n")
-	f.Close()
-	env, _ := os.ReadFile(filepath.Join(h, ".env"))
-	os.WriteFile(filepath.Join(h, ".env"), append(env, []byte("GIT_ORIGIN_TOKEN="+token+"\n")...), 0o600)
+	withGitRemotes(t, h, []string{
+		"{name: origin, url: '" + srv.URL + "/repo.git', token_env: GIT_ORIGIN_TOKEN}",
+		"{name: moved, url: '" + srv.URL + "/moved/repo.git', token_env: GIT_ORIGIN_TOKEN}",
+	}, "GIT_ORIGIN_TOKEN="+token)
 
 	stdout, stderr, code := run(t, h, "", "doctor")
 	if code != 1 {

@@ -117,6 +117,40 @@ func TestPushBindingAndArgs(t *testing.T) {
 	}
 }
 
+// TestTrackingArgv: after a push the workspace's refs/remotes/<remote>/
+// follow each pushed branch (a deleted one is deleted), and nothing
+// else: not a tag, not after a dry run, not with a binding that does
+// not fit.
+func TestTrackingArgv(t *testing.T) {
+	t.Parallel()
+	remotes := []Remote{{Name: "origin", Scheme: "https", Host: "git.example", AllowForce: true, AllowDelete: true}}
+	a, b := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	nc, err := ParseNet([]string{"push", "origin", "main", "HEAD:refs/tags/v1", ":old", "+HEAD:dev"}, remotes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := TrackingArgv(nc, []string{a, b, "-", b})
+	var tails []string
+	for _, argv := range got {
+		i := slices.Index(argv, "update-ref")
+		if i < 0 || argv[0] != "git" || !slices.Contains(argv, "core.hooksPath=/dev/null") {
+			t.Fatalf("not a guarded update-ref: %q", argv)
+		}
+		tails = append(tails, strings.Join(argv[i+1:], " "))
+	}
+	want := []string{"-m push refs/remotes/origin/main " + a, "-d refs/remotes/origin/old", "-m push refs/remotes/origin/dev " + b}
+	if !slices.Equal(tails, want) {
+		t.Errorf("tracking updates %q, want %q", tails, want)
+	}
+	if got := TrackingArgv(nc, []string{a, b}); got != nil {
+		t.Errorf("a binding of the wrong length: %q", got)
+	}
+	dry, _ := ParseNet([]string{"push", "-n", "origin", "main"}, remotes)
+	if got := TrackingArgv(dry, []string{a}); got != nil {
+		t.Errorf("a dry run: %q", got)
+	}
+}
+
 // TestPushDryRun: a dry run stays one on the remote and says so.
 func TestPushDryRun(t *testing.T) {
 	t.Parallel()

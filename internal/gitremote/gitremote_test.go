@@ -2,9 +2,7 @@ package gitremote
 
 import (
 	"context"
-	"encoding/base64"
 	"net/http"
-	"net/http/cgi"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -14,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/shelldon/shelldon/internal/gitserve"
 	"github.com/shelldon/shelldon/internal/sandbox"
 	"github.com/shelldon/shelldon/internal/testbin"
 )
@@ -37,27 +36,16 @@ func (s *server) seen() []string {
 func newServer(t *testing.T, root string, redirect string) *server {
 	t.Helper()
 	s := &server{}
-	backend := &cgi.Handler{
-		Path: "/usr/lib/git-core/git-http-backend",
-		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1"},
-	}
-	want := "Basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+token))
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.Server = gitserve.HTTP(t, root, token, func(w http.ResponseWriter, r *http.Request) bool {
 		s.mu.Lock()
 		s.auths = append(s.auths, r.Header.Get("Authorization"))
 		s.mu.Unlock()
 		if redirect != "" && strings.HasPrefix(r.URL.Path, "/moved/") {
 			http.Redirect(w, r, redirect+strings.TrimPrefix(r.URL.Path, "/moved")+"?"+r.URL.RawQuery, http.StatusFound)
-			return
+			return true
 		}
-		if r.Header.Get("Authorization") != want {
-			w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
-			http.Error(w, "auth", http.StatusUnauthorized)
-			return
-		}
-		backend.ServeHTTP(w, r)
-	}))
-	t.Cleanup(s.Close)
+		return false
+	})
 	return s
 }
 

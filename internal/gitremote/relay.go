@@ -185,21 +185,35 @@ func (rl *Relay) tcp(c net.Conn, target string) {
 		rl.refuse(c, "a connection to %s, which is not the remote %s (%s)", clip(target), rl.r.Name, net.JoinHostPort(wantHost, wantPort))
 		return
 	}
-	up, err := dialRemote(rl.ctx, wantHost, wantPort)
-	if err != nil {
-		rl.refuse(c, "%v", err)
-		return
-	}
-	if !rl.track(up, true) {
-		up.Close()
+	up := rl.connect(c)
+	if up == nil {
 		return
 	}
 	defer rl.track(up, false)
 	defer up.Close()
-	if _, err := io.WriteString(c, "ok\n"); err != nil {
-		return
-	}
 	splice(c, up)
+}
+
+// connect dials the remote's host and port and answers ok on c, or
+// refuses; nil when there is nothing to relay. The caller closes the
+// connection and stops tracking it.
+func (rl *Relay) connect(c net.Conn) net.Conn {
+	host, port := hostPort(rl.r)
+	up, err := dialRemote(rl.ctx, host, port)
+	if err != nil {
+		rl.refuse(c, "%v", err)
+		return nil
+	}
+	if !rl.track(up, true) {
+		up.Close()
+		return nil
+	}
+	if _, err := io.WriteString(c, "ok\n"); err != nil {
+		rl.track(up, false)
+		up.Close()
+		return nil
+	}
+	return up
 }
 
 // cred answers git's credential request for the remote's own scheme and
@@ -235,21 +249,13 @@ func (rl *Relay) ssh(c net.Conn, command string) {
 		rl.refuse(c, "the remote %s's ssh_key: %v", rl.r.Name, err)
 		return
 	}
-	host, port := hostPort(rl.r)
-	up, err := dialRemote(rl.ctx, host, port)
-	if err != nil {
-		rl.refuse(c, "%v", err)
-		return
-	}
-	if !rl.track(up, true) {
-		up.Close()
+	up := rl.connect(c)
+	if up == nil {
 		return
 	}
 	defer rl.track(up, false)
 	defer up.Close()
-	if _, err := io.WriteString(c, "ok\n"); err != nil {
-		return
-	}
+	host, port := hostPort(rl.r)
 	stderr := &noteWriter{rl: rl}
 	err = SSHExec(rl.ctx, up, net.JoinHostPort(host, port), rl.r.User, hostKey, signer, command, c, c, stderr)
 	stderr.flush()

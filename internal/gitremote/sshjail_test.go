@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shelldon/shelldon/internal/gitsshd"
+	"github.com/shelldon/shelldon/internal/gitserve"
 )
 
 // TestSSHThroughTheJail: an ssh remote end to end as the daemon runs it:
@@ -24,14 +24,14 @@ func TestSSHThroughTheJail(t *testing.T) {
 	j := testJail(t)
 	root, commit := sshRepo(t)
 	keyDir := t.TempDir()
-	keyFile, pub := gitsshd.NewKey(t, keyDir)
-	srv := gitsshd.Start(t, root, pub)
-	other := gitsshd.Start(t, root, pub) // a second server that holds the key too
+	keyFile, pub := gitserve.NewKey(t, keyDir)
+	srv := gitserve.Start(t, root, pub)
+	other := gitserve.Start(t, root, pub) // a second server that holds the key too
 	key, err := os.ReadFile(keyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	remote := func(s *gitsshd.Server, path string) Remote {
+	remote := func(s *gitserve.Server, path string) Remote {
 		host := fmt.Sprintf("127.0.0.1:%d", s.Port)
 		return Remote{Name: "nas", URL: "ssh://git@" + host + path, Scheme: "ssh", Host: host,
 			User: "git", Path: path, SSHKey: keyFile, HostKey: srv.HostKeyLine()}

@@ -9,18 +9,12 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/shelldon/shelldon/internal/testbin"
 )
-
-// loopbackUnprivEnv marks TestLoopbackUnprivileged's re-run of these tests
-// as nobody (the same variable as the suite's own unprivileged re-run).
-const loopbackUnprivEnv = "SHELLDON_SANDBOX_TEST_UNPRIVILEGED"
 
 // loopbackRunner is a Runner with a real shelldon binary as the helper, on
 // a kernel with every required layer (else the test is skipped, saying
@@ -393,59 +387,4 @@ func TestLoopbackPolicy(t *testing.T) {
 			t.Errorf("%s: the helper ran it (err %v)", name, err)
 		}
 	}
-}
-
-// TestLoopbackUnprivileged runs the loopback tests again as nobody: the
-// loopback interface comes up by the sandbox's own user namespace, not by
-// the host's root.
-func TestLoopbackUnprivileged(t *testing.T) {
-	if os.Getenv(loopbackUnprivEnv) != "" {
-		t.Skip("already unprivileged")
-	}
-	if os.Getuid() != 0 {
-		t.Skip("already running as an unprivileged user; the other tests cover it")
-	}
-	helper := os.Getenv("SHELLDON_TEST_HELPER")
-	if helper == "" {
-		helper = testbin.Shelldon(t)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The test binary must be reachable by nobody.
-	dir, err := os.MkdirTemp("", "sandbox-loopback")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
-	bin := filepath.Join(dir, "sandbox.test")
-	data, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// No fork may happen while the copy is open for writing (ETXTBSY at
-	// its exec otherwise: a child of another test would hold the file).
-	syscall.ForkLock.Lock()
-	err = os.WriteFile(bin, data, 0o755)
-	syscall.ForkLock.Unlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []string{"TestLoopbackEcho", "TestLoopbackHostUnreachable", "TestLoopbackNamespace", "TestLoopbackPolicy"}
-	cmd := exec.Command(bin, "-test.run", "^("+strings.Join(tests, "|")+")$", "-test.v")
-	cmd.Env = []string{loopbackUnprivEnv + "=1", "SHELLDON_TEST_HELPER=" + helper, "PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp"}
-	cmd.Dir = "/tmp"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	outb, err := cmd.CombinedOutput()
-	if err != nil || strings.Contains(string(outb), "--- SKIP") {
-		t.Fatalf("as nobody: %v\n%s", err, outb)
-	}
-	for _, name := range tests {
-		if !strings.Contains(string(outb), "--- PASS: "+name+" ") {
-			t.Fatalf("the unprivileged run did not pass %s:\n%s", name, outb)
-		}
-	}
-	t.Logf("as nobody: %d tests passed", len(tests))
 }

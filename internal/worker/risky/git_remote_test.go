@@ -2,11 +2,9 @@ package risky
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/cgi"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -18,6 +16,7 @@ import (
 	"github.com/shelldon/shelldon/internal/contracts"
 	"github.com/shelldon/shelldon/internal/gitguard"
 	"github.com/shelldon/shelldon/internal/gitremote"
+	"github.com/shelldon/shelldon/internal/gitserve"
 	"github.com/shelldon/shelldon/internal/worker"
 	"github.com/shelldon/shelldon/internal/workspace"
 )
@@ -51,21 +50,12 @@ func (s *tokenServer) count() int { s.mu.Lock(); defer s.mu.Unlock(); return s.h
 func newTokenServer(t *testing.T, root string) *tokenServer {
 	t.Helper()
 	s := &tokenServer{}
-	backend := &cgi.Handler{Path: "/usr/lib/git-core/git-http-backend",
-		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1"}}
-	want := "Basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+remoteToken))
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.Server = gitserve.HTTP(t, root, remoteToken, func(http.ResponseWriter, *http.Request) bool {
 		s.mu.Lock()
 		s.hits++
 		s.mu.Unlock()
-		if root == "" || r.Header.Get("Authorization") != want {
-			w.Header().Set("WWW-Authenticate", `Basic realm="t"`)
-			http.Error(w, "auth", http.StatusUnauthorized)
-			return
-		}
-		backend.ServeHTTP(w, r)
-	}))
-	t.Cleanup(s.Close)
+		return false
+	})
 	return s
 }
 

@@ -1,11 +1,13 @@
-// Package gitsshd is a minimal SSH server that serves git repositories on
-// loopback for shelldon's tests: public-key authentication with one
-// authorized key, and only git-upload-pack and git-receive-pack on a
-// repository under its root, run by the real git.
+// Package gitserve serves git repositories on loopback for shelldon's
+// tests, as the remotes an owner configures would: over SSH (Start: a
+// minimal SSH server, public-key authentication with one authorized key,
+// and only git-upload-pack and git-receive-pack on a repository under its
+// root) and over HTTP (HTTP: git http-backend behind a token). The real
+// git serves in both.
 //
 // Invariant: imported only by tests (it listens, runs git and writes key
 // files; nothing in the binary needs it).
-package gitsshd
+package gitserve
 
 import (
 	"bytes"
@@ -84,7 +86,7 @@ func Start(t testing.TB, root string, authorized ssh.PublicKey) *Server {
 			if bytes.Equal(key.Marshal(), want) {
 				return &ssh.Permissions{}, nil
 			}
-			return nil, errors.New("gitsshd: key not authorized")
+			return nil, errors.New("gitserve: key not authorized")
 		},
 	}
 	cfg.AddHostKey(signer)
@@ -213,7 +215,7 @@ func (s *Server) session(ch ssh.Channel, reqs <-chan *ssh.Request) {
 func (s *Server) run(ch ssh.Channel, command string, env []string) uint32 {
 	sub, dir, err := s.resolve(command)
 	if err != nil {
-		fmt.Fprintf(ch.Stderr(), "gitsshd: %v\n", err)
+		fmt.Fprintf(ch.Stderr(), "gitserve: %v\n", err)
 		return 1
 	}
 	cmd := exec.CommandContext(s.ctx, "git", sub, dir)
@@ -223,11 +225,11 @@ func (s *Server) run(ch ssh.Channel, command string, env []string) uint32 {
 	// side even after git has exited.
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		fmt.Fprintf(ch.Stderr(), "gitsshd: %v\n", err)
+		fmt.Fprintf(ch.Stderr(), "gitserve: %v\n", err)
 		return 1
 	}
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(ch.Stderr(), "gitsshd: %v\n", err)
+		fmt.Fprintf(ch.Stderr(), "gitserve: %v\n", err)
 		return 1
 	}
 	s.wg.Go(func() {
