@@ -205,8 +205,17 @@ func (a *App) gitPush(ctx context.Context, nc gitguard.NetCommand, commits []str
 			}
 		}
 	}
+	// A leased ref replaces the remote's only if it still is what the
+	// mirror last saw there (nothing seen: it must not exist), as git's
+	// own --force-with-lease leases against its remote-tracking ref.
+	leases := make([]string, len(nc.Refs))
+	for i, ref := range nc.Refs {
+		if ref.Lease {
+			leases[i], _ = gitremote.Local(ctx, mirror, "rev-parse", "--verify", "--quiet", gitguard.PushDst(ref))
+		}
+	}
 	out, err := gitremote.Run(ctx, a.gitJail(cfg), remoteOf(cfg, r), mirror,
-		append([]string{"--git-dir=" + mirror}, gitguard.PushArgs(nc, r.URL, commits)...))
+		append([]string{"--git-dir=" + mirror}, gitguard.PushArgs(nc, r.URL, commits, leases)...))
 	if err != nil {
 		return "", err
 	}

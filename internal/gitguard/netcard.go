@@ -57,6 +57,8 @@ func NetCard(nc NetCommand) []string {
 			switch {
 			case ref.Delete:
 				lines = append(lines, "DELETES the remote ref "+ref.Dst)
+			case ref.Lease:
+				lines = append(lines, "FORCED, with a lease: replaces the remote's "+ref.Dst+" (may discard commits there) only if it is still what shelldon last fetched; if anyone pushed there since, nothing is pushed")
 			case ref.Force:
 				lines = append(lines, "FORCED: may discard commits on the remote's "+ref.Dst)
 			}

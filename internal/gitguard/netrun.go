@@ -218,17 +218,31 @@ func RevParseArgv(src string) []string {
 // PushArgs are the arguments (after the daemon-owned configuration) of
 // the daemon's push from its mirror to url: exactly the bound commits,
 // by name, to the refs nc names; "+" only where nc forces (the remote
-// allows it: ParseNet), ":ref" only where it deletes.
-func PushArgs(nc NetCommand, url string, commits []string) []string {
+// allows it: ParseNet), ":ref" only where it deletes. A leased ref is
+// pushed with --force-with-lease=<ref>:<lease>, its lease from leases
+// (what the daemon last saw of the remote's ref; "" or none: the ref must
+// not exist there), so git replaces it only if it still is that.
+func PushArgs(nc NetCommand, url string, commits, leases []string) []string {
 	args := []string{"push", "--porcelain", "--no-verify", "--no-recurse-submodules"}
 	if PushDryRun(nc) {
 		args = append(args, "--dry-run")
+	}
+	for i, r := range nc.Refs {
+		if r.Lease {
+			lease := ""
+			if i < len(leases) && IsObjectName(leases[i]) {
+				lease = leases[i]
+			}
+			args = append(args, "--force-with-lease="+pushDst(r.Dst)+":"+lease)
+		}
 	}
 	args = append(args, "--", url)
 	for i, r := range nc.Refs {
 		switch {
 		case r.Delete:
 			args = append(args, ":"+pushDst(r.Dst))
+		case r.Lease:
+			args = append(args, commits[i]+":"+pushDst(r.Dst))
 		case r.Force:
 			args = append(args, "+"+commits[i]+":"+pushDst(r.Dst))
 		default:

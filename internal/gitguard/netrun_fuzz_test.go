@@ -59,7 +59,7 @@ func FuzzNetRun(f *testing.F) {
 					commits[i] = "-"
 				}
 			}
-			pa := PushArgs(nc, "https://git.example/r.git", commits)
+			pa := PushArgs(nc, "https://git.example/r.git", commits, nil)
 			j := slices.Index(pa, "--")
 			if len(pa[j+2:]) != len(nc.Refs) {
 				t.Fatalf("%q: push args %q", args, pa)

@@ -106,7 +106,7 @@ func TestPushBindingAndArgs(t *testing.T) {
 		t.Fatalf("binding %q, %v", got, err)
 	}
 	want := []string{"--", "https://g/r.git", a + ":refs/heads/main", "+" + b + ":refs/heads/dev", ":refs/heads/old"}
-	if pa := PushArgs(nc, "https://g/r.git", got); !slices.Equal(pa[len(pa)-len(want):], want) || !slices.Contains(pa, "--no-verify") {
+	if pa := PushArgs(nc, "https://g/r.git", got, nil); !slices.Equal(pa[len(pa)-len(want):], want) || !slices.Contains(pa, "--no-verify") {
 		t.Errorf("push args %q", pa)
 	}
 	for _, bad := range []string{"", a + "," + b + ",-", "push:" + a + "," + b, "push:" + a + "," + b + "," + a,
@@ -114,6 +114,35 @@ func TestPushBindingAndArgs(t *testing.T) {
 		if _, err := ParsePushBinding(nc, bad); err == nil {
 			t.Errorf("binding %q accepted", bad)
 		}
+	}
+}
+
+// TestPushArgsLease: a leased ref is pushed without '+', with
+// --force-with-lease naming the ref and what the daemon last saw there;
+// with nothing seen the lease is empty (the ref must not exist), and a
+// lease that is not an object name counts as nothing seen.
+func TestPushArgsLease(t *testing.T) {
+	t.Parallel()
+	remotes := []Remote{{Name: "lab", Scheme: "https", Host: "lab.example", AllowForce: true}}
+	nc, err := ParseNet([]string{"push", "--force-with-lease", "lab", "main", "HEAD:dev", "fix"}, remotes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := strings.Repeat("a", 40), strings.Repeat("b", 40), strings.Repeat("c", 40)
+	old := strings.Repeat("0", 39) + "1"
+	got := PushArgs(nc, "https://lab.example/r.git", []string{a, b, c}, []string{old, "", "refs/heads/x"})
+	i := slices.Index(got, "--")
+	opts, specs := got[:i], got[i+2:]
+	for _, w := range []string{"--force-with-lease=refs/heads/main:" + old, "--force-with-lease=refs/heads/dev:", "--force-with-lease=refs/heads/fix:"} {
+		if !slices.Contains(opts, w) {
+			t.Errorf("push options %q lack %q", opts, w)
+		}
+	}
+	if want := []string{a + ":refs/heads/main", b + ":refs/heads/dev", c + ":refs/heads/fix"}; !slices.Equal(specs, want) {
+		t.Errorf("refspecs %q, want %q", specs, want)
+	}
+	if got := PushArgs(nc, "u", []string{a, b, c}, nil); !slices.Contains(got, "--force-with-lease=refs/heads/main:") {
+		t.Errorf("no leases known: %q", got)
 	}
 }
 
@@ -160,7 +189,7 @@ func TestPushDryRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if pa := PushArgs(nc, "https://g/r.git", []string{strings.Repeat("a", 40)}); !slices.Contains(pa, "--dry-run") {
+		if pa := PushArgs(nc, "https://g/r.git", []string{strings.Repeat("a", 40)}, nil); !slices.Contains(pa, "--dry-run") {
 			t.Errorf("%q: push args %q", argv, pa)
 		}
 		if !strings.Contains(strings.Join(NetCard(nc), "\n"), "Dry run") {
@@ -168,7 +197,7 @@ func TestPushDryRun(t *testing.T) {
 		}
 	}
 	nc, _ := ParseNet([]string{"push", "origin", "main"}, remotes)
-	if slices.Contains(PushArgs(nc, "u", []string{strings.Repeat("a", 40)}), "--dry-run") {
+	if slices.Contains(PushArgs(nc, "u", []string{strings.Repeat("a", 40)}, nil), "--dry-run") {
 		t.Error("a push became a dry run")
 	}
 }

@@ -23,8 +23,11 @@ type Remote struct {
 // Dst the remote ref; Src is empty for a deletion.
 type Ref struct {
 	Src, Dst string
-	Force    bool // "+" or --force: needs AllowForce
-	Delete   bool // ":dst" or --delete: needs AllowDelete
+	Force    bool // "+", --force or --force-with-lease: needs AllowForce
+	// Lease (--force-with-lease): the push replaces the remote's ref only
+	// if it still is what the daemon last saw there (PushArgs' leases).
+	Lease  bool
+	Delete bool // ":dst" or --delete: needs AllowDelete
 }
 
 // NetCommand is a git fetch, pull or push that passed ParseNet.
@@ -139,7 +142,7 @@ func parseNet(argv []string, remotes []Remote) (NetCommand, error) {
 	sp := netSpecs()[sub]
 	nc := NetCommand{Sub: sub}
 	var pos []string
-	force, del := false, false
+	force, lease, del := false, false, false
 	for i := 1; i < len(argv); i++ {
 		w := argv[i]
 		if w == "--" {
@@ -162,8 +165,12 @@ func parseNet(argv []string, remotes []Remote) (NetCommand, error) {
 		}
 		for _, a := range p.args {
 			switch {
-			case a == "--force" || a == "-f" || strings.HasPrefix(a, "--force-with-lease"):
+			case a == "--force" || a == "-f":
 				force = true
+			case a == "--force-with-lease":
+				lease = true
+			case strings.HasPrefix(a, "--force-with-lease="):
+				return NetCommand{}, refusef("%q: give --force-with-lease without a value: shelldon leases each ref against what it last fetched from the remote", a)
 			case a == "--delete" || a == "-d":
 				del = true
 			}
@@ -183,7 +190,11 @@ func parseNet(argv []string, remotes []Remote) (NetCommand, error) {
 		if err != nil {
 			return NetCommand{}, err
 		}
-		ref.Force = ref.Force || force
+		if lease && ref.Force {
+			return NetCommand{}, refusef("%q: a '+' refspec would ignore --force-with-lease; leave the '+' out", w)
+		}
+		ref.Lease = lease && !ref.Delete
+		ref.Force = ref.Force || force || lease
 		nc.Refs = append(nc.Refs, ref)
 	}
 	switch sub {
@@ -195,8 +206,11 @@ func parseNet(argv []string, remotes []Remote) (NetCommand, error) {
 		if len(nc.Refs) == 0 {
 			return NetCommand{}, refusef("git push names what it pushes: git push %s <branch> or <branch>:<remote-branch>", r.Name)
 		}
-		if del && force {
+		if del && (force || lease) {
 			return NetCommand{}, refusef("--delete with --force: push one or the other")
+		}
+		if force && lease {
+			return NetCommand{}, refusef("--force would override --force-with-lease: give one of them")
 		}
 	}
 	for _, ref := range nc.Refs {
@@ -207,7 +221,7 @@ func parseNet(argv []string, remotes []Remote) (NetCommand, error) {
 			return NetCommand{}, refusef("deleting %s on %s is refused: %s", ref.Dst, r.Name, whyNetDel)
 		}
 	}
-	if force && len(nc.Refs) == 0 {
+	if (force || lease) && len(nc.Refs) == 0 {
 		return NetCommand{}, refusef("--force needs named refs")
 	}
 	return nc, nil
@@ -341,7 +355,7 @@ func (r Ref) String(sub string) string {
 		return r.Src
 	}
 	s := r.Src + ":" + r.Dst
-	if r.Force && !r.Delete {
+	if r.Force && !r.Lease && !r.Delete {
 		s = "+" + s
 	}
 	return s

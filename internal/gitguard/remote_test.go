@@ -39,6 +39,8 @@ func TestParseNet(t *testing.T) {
 		{"push --force lab main", "git push --force lab +main:main", []Ref{{Src: "main", Dst: "main", Force: true}}},
 		{"push lab :old", "git push lab :old", []Ref{{Dst: "old", Delete: true}}},
 		{"push --delete lab old", "git push --delete lab :old", []Ref{{Dst: "old", Delete: true}}},
+		{"push --force-with-lease lab main", "git push --force-with-lease lab main:main", []Ref{{Src: "main", Dst: "main", Force: true, Lease: true}}},
+		{"push --force-with lab HEAD:main dev", "git push --force-with-lease lab HEAD:main dev:dev", []Ref{{Src: "HEAD", Dst: "main", Force: true, Lease: true}, {Src: "dev", Dst: "dev", Force: true, Lease: true}}},
 		{"push origin -- main", "git push origin main:main", []Ref{{Src: "main", Dst: "main"}}},
 	} {
 		nc, err := parseNetString(t, tt.in)
@@ -112,6 +114,12 @@ func TestParseNetRefused(t *testing.T) {
 		{"push --repo=https://x.example/r origin main", "refused"},
 		{"push origin main 'a b'", "not a branch or tag name"},
 		{"push lab --delete --force x", "one or the other"},
+		{"push --force-with-lease=main:abc lab main", "without a value"},
+		{"push --force-with-lease= lab main", "without a value"},
+		{"push --force-with-lease lab +main", "leave the '+' out"},
+		{"push --force --force-with-lease lab main", "give one of them"},
+		{"push --force-with-lease --delete lab old", "one or the other"},
+		{"push --force-with-lease lab", "names what it pushes"},
 	} {
 		_, err := parseNetString(t, tt.in)
 		if err == nil || !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tt.want) {
@@ -138,6 +146,8 @@ func TestNetCard(t *testing.T) {
 		want []string
 	}{
 		{"fetch origin main", []string{"Remote: origin (https://git.example.com)", "Host: git.example.com", "Downloads: main into refs/remotes/origin/"}},
+		{"push --force-with-lease lab main", []string{"Remote: lab (https://lab.example:8443)", "Host: lab.example", "Uploads: main:main",
+			"FORCED, with a lease: replaces the remote's main (may discard commits there) only if it is still what shelldon last fetched; if anyone pushed there since, nothing is pushed"}},
 		{"push lab +main :old", []string{"Remote: lab (https://lab.example:8443)", "Host: lab.example", "Uploads: +main:main, :old", "FORCED: may discard commits on the remote's main", "DELETES the remote ref old"}},
 		{"fetch idn", []string{"Remote: idn (https://xn--gthub-n4a.com:443)", "Host: xn--gthub-n4a.com, which reads as 'gıthub.com'", "Downloads: every branch of the remote's default fetch into refs/remotes/idn/"}},
 	} {
