@@ -193,7 +193,10 @@ func parseNet(argv []string, remotes []Remote) (NetCommand, error) {
 		if lease && ref.Force {
 			return NetCommand{}, refusef("%q: a '+' refspec would ignore --force-with-lease; leave the '+' out", w)
 		}
-		ref.Lease = lease && !ref.Delete
+		if lease && ref.Delete {
+			return NetCommand{}, refusef("%q: a deletion takes no --force-with-lease; push it on its own", w)
+		}
+		ref.Lease = lease
 		ref.Force = ref.Force || force || lease
 		nc.Refs = append(nc.Refs, ref)
 	}

@@ -118,7 +118,8 @@ func TestParseNetRefused(t *testing.T) {
 		{"push --force-with-lease= lab main", "without a value"},
 		{"push --force-with-lease lab +main", "leave the '+' out"},
 		{"push --force --force-with-lease lab main", "give one of them"},
-		{"push --force-with-lease --delete lab old", "one or the other"},
+		{"push --force-with-lease --delete lab old", "takes no --force-with-lease"},
+		{"push --force-with-lease lab main :old", "takes no --force-with-lease"},
 		{"push --force-with-lease lab", "names what it pushes"},
 	} {
 		_, err := parseNetString(t, tt.in)
