@@ -209,7 +209,7 @@ func parseNet(argv []string, remotes []Remote) (NetCommand, error) {
 		if len(nc.Refs) == 0 {
 			return NetCommand{}, refusef("git push names what it pushes: git push %s <branch> or <branch>:<remote-branch>", r.Name)
 		}
-		if del && (force || lease) {
+		if del && force {
 			return NetCommand{}, refusef("--delete with --force: push one or the other")
 		}
 		if force && lease {
