@@ -97,24 +97,35 @@ func (a *App) gitJail(cfg *config.Config) gitremote.Jail {
 	return j
 }
 
+// approvedRemote is the config in force, nc's remote as it configures it
+// and the remote's mirror, or an error when the remote is no longer the
+// one the card named (gone, another scheme or host, or no longer allowing
+// the force or deletion nc asks for).
+func (a *App) approvedRemote(nc gitguard.NetCommand) (*config.Config, config.GitRemote, string, error) {
+	cfg := a.current()
+	if cfg == nil {
+		return nil, config.GitRemote{}, "", fmt.Errorf("no config in force")
+	}
+	r, ok := cfg.GitRemote(nc.Remote.Name)
+	if !ok || r.Scheme != nc.Remote.Scheme || r.Host != nc.Remote.Host || (!r.AllowForce && hasForce(nc)) || (!r.AllowDelete && hasDelete(nc)) {
+		return nil, config.GitRemote{}, "", fmt.Errorf("the remote %s changed since the call was approved; ask again", nc.Remote.Name)
+	}
+	dir, err := ensureGitMirrors(cfg)
+	if err != nil {
+		return nil, config.GitRemote{}, "", err
+	}
+	return cfg, r, filepath.Join(dir, r.Name+".git"), nil
+}
+
 // gitFetch is the network half of an approved git fetch or pull (the core
 // checked the call is the approved one and parsed it): the remote as the
 // config in force has it, which must still be the one the card named,
 // fetched into its mirror with its credential bound to its host.
 func (a *App) gitFetch(ctx context.Context, nc gitguard.NetCommand) (string, error) {
-	cfg := a.current()
-	if cfg == nil {
-		return "", fmt.Errorf("no config in force")
-	}
-	r, ok := cfg.GitRemote(nc.Remote.Name)
-	if !ok || r.Scheme != nc.Remote.Scheme || r.Host != nc.Remote.Host {
-		return "", fmt.Errorf("the remote %s changed since the call was approved; ask again", nc.Remote.Name)
-	}
-	dir, err := ensureGitMirrors(cfg)
+	cfg, r, mirror, err := a.approvedRemote(nc)
 	if err != nil {
 		return "", err
 	}
-	mirror := filepath.Join(dir, r.Name+".git")
 	a.gitMu.Lock()
 	defer a.gitMu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, gitMirrorTimeout)
@@ -137,22 +148,13 @@ const gitPushTimeout = 5 * time.Minute
 // name, with the remote's credential bound to its host. A commit made in
 // the workspace after the card was shown is not among them.
 func (a *App) gitPush(ctx context.Context, nc gitguard.NetCommand, commits []string) (string, error) {
-	cfg := a.current()
-	if cfg == nil {
-		return "", fmt.Errorf("no config in force")
-	}
-	r, ok := cfg.GitRemote(nc.Remote.Name)
-	if !ok || r.Scheme != nc.Remote.Scheme || r.Host != nc.Remote.Host || (!r.AllowForce && hasForce(nc)) || (!r.AllowDelete && hasDelete(nc)) {
-		return "", fmt.Errorf("the remote %s changed since the call was approved; ask again", nc.Remote.Name)
-	}
 	if a.Sandbox == nil {
 		return "", fmt.Errorf("git push needs the sandbox, to read the workspace")
 	}
-	dir, err := ensureGitMirrors(cfg)
+	cfg, r, mirror, err := a.approvedRemote(nc)
 	if err != nil {
 		return "", err
 	}
-	mirror := filepath.Join(dir, r.Name+".git")
 	a.gitMu.Lock()
 	defer a.gitMu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, gitPushTimeout)

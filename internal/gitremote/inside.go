@@ -107,7 +107,10 @@ func socksRequest(c net.Conn) (string, int, error) {
 	var host string
 	switch req[3] {
 	case 1, 4:
-		ip := make([]byte, map[byte]int{1: 4, 4: 16}[req[3]])
+		ip := make([]byte, net.IPv4len)
+		if req[3] == 4 {
+			ip = make([]byte, net.IPv6len)
+		}
 		if _, err := io.ReadFull(c, ip); err != nil {
 			return "", 0, err
 		}
